@@ -1,0 +1,88 @@
+/* Per-context plugin state, one per implementation the context has used. */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "engine/internal.h"
+
+void mpce_state_cache_init(struct mpce_state_cache *cache)
+{
+    memset(cache, 0, sizeof(*cache));
+    pthread_mutex_init(&cache->lock, NULL);
+}
+
+mpce_status mpce_state_cache_get(struct mpce_state_cache *cache, const struct mpce_impl *impl,
+                                 mpce_state_make_fn make, const void *args, void **state)
+{
+    mpce_status st = MPCE_OK;
+    /* The lock is held only while looking up or creating state, never during
+     * an op, so concurrent calls on one context do not serialise. */
+    pthread_mutex_lock(&cache->lock);
+    for (size_t i = 0; i < cache->count; i++) {
+        if (cache->items[i].impl == impl) {
+            *state = cache->items[i].state;
+            goto out;
+        }
+    }
+    if (cache->count == sizeof(cache->items) / sizeof(cache->items[0])) {
+        st = mpce_error(MPCE_ERR_STATE,
+                        "context has already been used with %zu implementations; "
+                        "create a new context for '%s'",
+                        cache->count, impl->name);
+        goto out;
+    }
+    void *made = NULL;
+    int rc = make(impl, args, &made);
+    if (rc != 0) {
+        /* Keep what the plugin said through host->set_error, if anything. */
+        char detail[512];
+        snprintf(detail, sizeof(detail), "%s", mpce_last_error());
+        st = (rc == MPCE_ERR_NOMEM)
+                 ? mpce_error(MPCE_ERR_NOMEM, "%s: out of memory creating its context state",
+                              impl->name)
+                 : mpce_error((mpce_status)rc, "%s: creating its context state failed (%s)%s%s",
+                              impl->name, mpce_status_name((mpce_status)rc),
+                              detail[0] ? ": " : "", detail);
+        goto out;
+    }
+    cache->items[cache->count].impl = impl;
+    cache->items[cache->count].state = made;
+    cache->count++;
+    *state = made;
+out:
+    pthread_mutex_unlock(&cache->lock);
+    return st;
+}
+
+void mpce_state_cache_destroy(struct mpce_state_cache *cache, mpce_state_free_fn destroy)
+{
+    for (size_t i = 0; i < cache->count; i++)
+        destroy(cache->items[i].impl, cache->items[i].state);
+    cache->count = 0;
+    pthread_mutex_destroy(&cache->lock);
+}
+
+mpce_status mpce_dispatch(mpce_engine *engine, struct mpce_state_cache *cache,
+                          mpce_primitive prim, const char *impl_name, mpce_state_make_fn make,
+                          const void *args, const struct mpce_slot **slot, void **state)
+{
+    const struct mpce_slot *picked = mpce_pick(engine, prim, impl_name);
+    if (!picked)
+        return MPCE_ERR_NOIMPL;
+    mpce_status st = mpce_state_cache_get(cache, picked->impl, make, args, state);
+    if (st == MPCE_OK)
+        *slot = picked;
+    return st;
+}
+
+mpce_status mpce_op_status(const struct mpce_slot *slot, const char *op, int rc)
+{
+    if (rc == 0)
+        return MPCE_OK;
+    char detail[512];
+    snprintf(detail, sizeof(detail), "%s", mpce_last_error());
+    mpce_status st = (rc > 0 && rc <= MPCE_ERR_STATE) ? (mpce_status)rc : MPCE_ERR_BACKEND;
+    return mpce_error(st, "%s: %s failed (%s)%s%s", slot->impl->name, op, mpce_status_name(st),
+                      detail[0] ? ": " : "", detail);
+}

@@ -1,0 +1,11 @@
+/* The installed library's own object: its version string. */
+#include "config.h"
+
+#include "mpcengine/common.h"
+
+MPCE_API const char *mpce_version(void);
+
+const char *mpce_version(void)
+{
+    return PACKAGE_VERSION;
+}

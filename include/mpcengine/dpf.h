@@ -1,0 +1,90 @@
+/*
+ * Two-party tree DPF (BGI CCS'16, lambda = 127), myl7/fss compatible
+ * (SPEC.md section 4). Keys serialize to format v1.
+ *
+ * Outputs: the bytes group writes 16 bytes per point (shares XOR to beta at
+ * alpha, 0 elsewhere); the u64 group writes 8 little-endian bytes per point
+ * (shares add mod 2^64 to beta at alpha, 0 elsewhere).
+ */
+#ifndef MPCENGINE_DPF_H
+#define MPCENGINE_DPF_H
+
+#include "common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MPCE_DPF_MAX_BITS 64u
+#define MPCE_DPF_MAX_EVALALL_BITS 32u
+
+typedef enum mpce_dpf_group {
+    MPCE_DPF_BYTES = 0,
+    MPCE_DPF_U64 = 1
+} mpce_dpf_group;
+
+typedef struct mpce_dpf mpce_dpf;
+typedef struct mpce_dpf_key mpce_dpf_key;
+
+/* Output bytes per point: 16 (bytes) or 8 (u64); 0 for an unknown group. */
+MPCE_API size_t mpce_dpf_output_size(mpce_dpf_group group);
+
+/*
+ * A context for domain bits n (1..64), a group and the PRG keys kL, kR
+ * (16 bytes each; both NULL for the default keys, the first 16 bytes of
+ * SHA-256("mpcengine dpf prg key L") and of "... key R").
+ */
+MPCE_API mpce_status mpce_dpf_new(mpce_engine *engine, unsigned bits, mpce_dpf_group group,
+                                  const uint8_t *kl, const uint8_t *kr, mpce_dpf **out);
+/* A context matching a parsed key's domain, group and PRG keys. */
+MPCE_API mpce_status mpce_dpf_new_for_key(mpce_engine *engine, const mpce_dpf_key *key,
+                                          mpce_dpf **out);
+MPCE_API void mpce_dpf_free(mpce_dpf *ctx);
+
+/*
+ * Keys for the point function x -> beta at x = alpha. beta is 16 bytes: for
+ * the bytes group a block (its t-bit, bit 0 of byte 12, is forced to 0); for
+ * u64 the value as 8 little-endian bytes followed by 8 zero bytes.
+ * seed0/seed1 (16 bytes each) are the root seeds; NULL draws them with
+ * OpenSSL RAND_bytes. Both keys are freed with mpce_dpf_key_free.
+ */
+MPCE_API mpce_status mpce_dpf_gen(mpce_dpf *ctx, const char *impl, uint64_t alpha,
+                                  const uint8_t beta[16], const uint8_t *seed0,
+                                  const uint8_t *seed1, mpce_dpf_key **key0,
+                                  mpce_dpf_key **key1);
+/* Convenience for the u64 group. */
+MPCE_API mpce_status mpce_dpf_gen_u64(mpce_dpf *ctx, const char *impl, uint64_t alpha,
+                                      uint64_t beta, const uint8_t *seed0,
+                                      const uint8_t *seed1, mpce_dpf_key **key0,
+                                      mpce_dpf_key **key1);
+
+/* One key at npoints points: out holds npoints * output_size bytes. */
+MPCE_API mpce_status mpce_dpf_eval(mpce_dpf *ctx, const char *impl, const mpce_dpf_key *key,
+                                   const uint64_t *points, size_t npoints, uint8_t *out);
+/* nkeys keys, key i at points[i]: out holds nkeys * output_size bytes. */
+MPCE_API mpce_status mpce_dpf_eval_keys(mpce_dpf *ctx, const char *impl,
+                                        const mpce_dpf_key *const *keys,
+                                        const uint64_t *points, size_t nkeys, uint8_t *out);
+/* Every x in 0 .. 2^n - 1 in order (n <= 32): out_len must be at least
+ * 2^n * output_size bytes. */
+MPCE_API mpce_status mpce_dpf_evalall(mpce_dpf *ctx, const char *impl,
+                                      const mpce_dpf_key *key, uint8_t *out, size_t out_len);
+
+/* Serialized size of a key with n domain bits: 72 + 16n + ceil(n/8). */
+MPCE_API size_t mpce_dpf_key_size(unsigned bits);
+/* Format v1; *written (may be NULL) receives mpce_dpf_key_size(bits). */
+MPCE_API mpce_status mpce_dpf_key_serialize(const mpce_dpf_key *key, uint8_t *buf,
+                                            size_t buf_len, size_t *written);
+/* Parse and validate format v1; a malformed key is refused with a message
+ * naming the field (length, magic, version, n, group, party, seed, cw_tr,
+ * cw_out). */
+MPCE_API mpce_status mpce_dpf_key_parse(const uint8_t *buf, size_t len, mpce_dpf_key **out);
+MPCE_API void mpce_dpf_key_free(mpce_dpf_key *key);
+MPCE_API unsigned mpce_dpf_key_bits(const mpce_dpf_key *key);
+MPCE_API mpce_dpf_group mpce_dpf_key_group(const mpce_dpf_key *key);
+MPCE_API unsigned mpce_dpf_key_party(const mpce_dpf_key *key);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,41 @@
+/*
+ * Ferret LPN fold, regular noise, d = 10 (SPEC.md section 3), equal to
+ * emp-ot's Lpn<..., 10>::compute_slice.
+ */
+#ifndef MPCENGINE_LPN_H
+#define MPCENGINE_LPN_H
+
+#include "common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MPCE_LPN_MIN_LOGK 1u
+#define MPCE_LPN_MAX_LOGK 30u
+
+typedef struct mpce_lpn mpce_lpn;
+
+/* A context for a 16-byte index-stream seed and table size k = 2^logk
+ * (1 <= logk <= 30). */
+MPCE_API mpce_status mpce_lpn_new(mpce_engine *engine, const uint8_t seed[16],
+                                  unsigned logk, mpce_lpn **out);
+MPCE_API void mpce_lpn_free(mpce_lpn *ctx);
+
+/*
+ * out[o] ^= XOR of 10 table blocks for o in [0, n), the indices drawn from
+ * ctr(seed, c0, ...). `table` holds table_blocks = 2^logk blocks. `consumed`
+ * (may be NULL) receives the blocks of the stream used, 5*L4/2 + 3*(n mod 4)
+ * with L4 = n - n mod 4; continue with c0 + consumed.
+ */
+MPCE_API mpce_status mpce_lpn_fold(mpce_lpn *ctx, const char *impl, uint64_t c0,
+                                   const uint8_t *table, size_t table_blocks,
+                                   uint8_t *out, size_t n, uint64_t *consumed);
+
+/* The stream blocks a fold of n outputs consumes (no context needed). */
+MPCE_API uint64_t mpce_lpn_blocks_consumed(uint64_t n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,50 @@
+/*
+ * Negacyclic NTT over Z_q[X]/(X^N + 1), Lattigo v6 convention (SPEC.md
+ * section 2): forward takes natural order and writes bit-reversed order,
+ * inverse undoes it including the N^-1 factor; all values canonical [0, q).
+ *
+ * Layout: a polynomial is L consecutive rows of N uint64 words (row l reduced
+ * mod q_l); a batch of B polynomials is B*L*N words. Inputs outside [0, q_l)
+ * are rejected before any output is written. in == out is allowed.
+ */
+#ifndef MPCENGINE_NTT_H
+#define MPCENGINE_NTT_H
+
+#include "common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MPCE_NTT_MIN_N 8u
+#define MPCE_NTT_MAX_N 131072u              /* 2^17 */
+#define MPCE_NTT_MAX_MODULI 64u
+#define MPCE_NTT_MAX_Q (UINT64_C(1) << 61)  /* exclusive bound */
+
+typedef struct mpce_ntt mpce_ntt;
+
+/*
+ * A context for ring degree N (a power of two in [8, 2^17]) and L moduli
+ * (1..64), each a prime q < 2^61 with q = 1 mod 2N. The primitive root g
+ * (the smallest >= 3) and psi = g^((q-1)/2N) are found here, once.
+ */
+MPCE_API mpce_status mpce_ntt_new(mpce_engine *engine, size_t n, const uint64_t *moduli,
+                                  size_t l, mpce_ntt **out);
+MPCE_API void mpce_ntt_free(mpce_ntt *ctx);
+MPCE_API size_t mpce_ntt_degree(const mpce_ntt *ctx);
+MPCE_API size_t mpce_ntt_modulus_count(const mpce_ntt *ctx);
+/* The primitive root g and the 2N-th root psi used for modulus index l. */
+MPCE_API mpce_status mpce_ntt_roots(const mpce_ntt *ctx, size_t l, uint64_t *g, uint64_t *psi);
+
+MPCE_API mpce_status mpce_ntt_forward(mpce_ntt *ctx, const char *impl,
+                                      const uint64_t *in, uint64_t *out, size_t batch);
+MPCE_API mpce_status mpce_ntt_inverse(mpce_ntt *ctx, const char *impl,
+                                      const uint64_t *in, uint64_t *out, size_t batch);
+/* Pointwise product of two batches in NTT form: out = a * b mod q_l. */
+MPCE_API mpce_status mpce_ntt_mul(mpce_ntt *ctx, const char *impl, const uint64_t *a,
+                                  const uint64_t *b, uint64_t *out, size_t batch);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

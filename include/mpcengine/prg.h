@@ -1,0 +1,45 @@
+/*
+ * AES-128 PRG (SPEC.md section 1). A block is 16 bytes in memory order.
+ *
+ * Every operation takes `impl`: NULL or "auto" for the engine's choice, or an
+ * implementation name from `mpcengine list` (error if unknown, skipped, failed
+ * its self-test or not allowed by policy).
+ */
+#ifndef MPCENGINE_PRG_H
+#define MPCENGINE_PRG_H
+
+#include "common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MPCE_BLOCK_BYTES 16
+#define MPCE_PRG_MAX_KEYS 8
+
+typedef struct mpce_prg mpce_prg;
+
+/* A context holding m (1..8) AES-128 keys, 16 bytes each, concatenated.
+ * Keys are expanded once here, never per call. */
+MPCE_API mpce_status mpce_prg_new(mpce_engine *engine, const uint8_t *keys, size_t m,
+                                  mpce_prg **out);
+MPCE_API void mpce_prg_free(mpce_prg *ctx);
+MPCE_API size_t mpce_prg_key_count(const mpce_prg *ctx);
+
+/* out[i] = AES_{keys[key_index]}(in[i]) for n blocks; in == out is allowed. */
+MPCE_API mpce_status mpce_prg_ecb(mpce_prg *ctx, const char *impl, size_t key_index,
+                                  const uint8_t *in, uint8_t *out, size_t n);
+
+/* out[i*m + j] = AES_{keys[j]}(seeds[i]) ^ seeds[i]; out holds n*m blocks and
+ * must not overlap seeds. */
+MPCE_API mpce_status mpce_prg_mmo(mpce_prg *ctx, const char *impl,
+                                  const uint8_t *seeds, uint8_t *out, size_t n);
+
+/* out[i] = AES_{keys[key_index]}(LE64(c0 + i mod 2^64) || 0^64), n blocks. */
+MPCE_API mpce_status mpce_prg_ctr(mpce_prg *ctx, const char *impl, size_t key_index,
+                                  uint64_t c0, uint8_t *out, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

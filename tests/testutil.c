@@ -1,0 +1,133 @@
+/* Helpers shared by the CUnit suites. */
+#include "config.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <CUnit/Basic.h>
+
+#include "tests/testutil.h"
+
+int tu_main(const char *suite_name, const struct tu_test *tests)
+{
+    if (CU_initialize_registry() != CUE_SUCCESS)
+        return 2;
+    CU_pSuite suite = CU_add_suite(suite_name, NULL, NULL);
+    if (!suite)
+        return 2;
+    for (const struct tu_test *t = tests; t->name; t++)
+        if (!CU_add_test(suite, t->name, t->fn))
+            return 2;
+    CU_basic_set_mode(CU_BRM_VERBOSE);
+    CU_basic_run_tests();
+    unsigned failed = CU_get_number_of_tests_failed();
+    unsigned ran = CU_get_number_of_tests_run();
+    CU_cleanup_registry();
+    /* A suite that ran nothing has proven nothing. */
+    return (failed == 0 && ran > 0) ? 0 : 1;
+}
+
+char *tu_write_temp(const char *text)
+{
+    const char *dir = getenv("TMPDIR");
+    char *path = malloc(4096);
+    if (!path)
+        abort();
+    snprintf(path, 4096, "%s/mpce-test-XXXXXX", dir && *dir ? dir : "/tmp");
+    int fd = mkstemp(path);
+    if (fd < 0) {
+        perror("mkstemp");
+        abort();
+    }
+    size_t len = strlen(text);
+    if (write(fd, text, len) != (ssize_t)len) {
+        perror("write");
+        abort();
+    }
+    close(fd);
+    return path;
+}
+
+mpce_engine *tu_engine(int allow_variable_time)
+{
+    static mpce_engine *engines[2];
+    int i = allow_variable_time ? 1 : 0;
+    if (engines[i])
+        return engines[i];
+    char *conf = tu_write_temp(i ? "[engine]\nallow_variable_time = yes\n"
+                                 : "[engine]\nallow_variable_time = no\n");
+    mpce_options opts = {
+        .struct_size = sizeof(opts),
+        .config_path = conf,
+        .flags = MPCE_OPT_NO_USER_CONFIG | MPCE_OPT_NO_ENV | MPCE_OPT_NO_PLUGINS |
+                 MPCE_OPT_NO_SYSTEM_CONFIG,
+    };
+    if (mpce_engine_new(&opts, &engines[i]) != MPCE_OK) {
+        fprintf(stderr, "tu_engine: %s\n", mpce_last_error());
+        abort();
+    }
+    unlink(conf);
+    free(conf);
+    return engines[i];
+}
+
+size_t tu_impls(mpce_engine *engine, mpce_primitive prim, const char **names, size_t max)
+{
+    const mpce_impl_info *rows;
+    size_t count, found = 0;
+    if (mpce_list(engine, 1, &rows, &count) != MPCE_OK) {
+        fprintf(stderr, "tu_impls: %s\n", mpce_last_error());
+        return 0;
+    }
+    const char *want = mpce_primitive_name(prim);
+    for (size_t i = 0; i < count && found < max; i++)
+        if (strcmp(rows[i].primitive, want) == 0 && strcmp(rows[i].selftest, "pass") == 0)
+            names[found++] = rows[i].impl;
+    return found;
+}
+
+uint64_t tu_splitmix64(uint64_t *state)
+{
+    uint64_t z = (*state += UINT64_C(0x9E3779B97F4A7C15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+    return z ^ (z >> 31);
+}
+
+void tu_splitmix_bytes(uint64_t seed, void *buf, size_t len)
+{
+    uint8_t *p = buf;
+    uint64_t state = seed;
+    for (size_t i = 0; i < len; i += 8) {
+        uint64_t v = tu_splitmix64(&state);
+        for (size_t j = 0; j < 8 && i + j < len; j++)
+            p[i + j] = (uint8_t)(v >> (8 * j));
+    }
+}
+
+/* The allocation's start is kept just before the returned pointer. */
+void *tu_alloc_misaligned(size_t len, size_t misalign)
+{
+    size_t pad = 64 + sizeof(void *) + (misalign % 64);
+    uint8_t *base = malloc(len + pad + 64);
+    if (!base)
+        abort();
+    uintptr_t start = ((uintptr_t)base + sizeof(void *) + 63) & ~(uintptr_t)63;
+    uint8_t *p = (uint8_t *)start + (misalign % 64);
+    memcpy(p - sizeof(void *), &base, sizeof(void *));
+    return p;
+}
+
+void tu_free_misaligned(void *p)
+{
+    if (!p)
+        return;
+    void *base;
+    memcpy(&base, (uint8_t *)p - sizeof(void *), sizeof(void *));
+    free(base);
+}
+
+int tu_error_mentions(const char *needle)
+{
+    return strstr(mpce_last_error(), needle) != NULL;
+}

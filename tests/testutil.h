@@ -1,0 +1,60 @@
+/* Helpers shared by the CUnit suites. */
+#ifndef MPCE_TESTUTIL_H
+#define MPCE_TESTUTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <CUnit/CUnit.h>
+
+#include "mpcengine.h"
+
+struct tu_test {
+    const char *name;
+    void (*fn)(void);
+};
+
+/* Register one suite of tests (NULL-name terminated), run it in CUnit's
+ * basic verbose mode and return the process exit status (0 only if every
+ * test ran and passed). */
+int tu_main(const char *suite_name, const struct tu_test *tests);
+
+/*
+ * A private engine that loads no modules and reads no system, user or
+ * environment configuration; allow_variable_time as given. Cached for the
+ * life of the process; do not free.
+ */
+mpce_engine *tu_engine(int allow_variable_time);
+
+/* Write `text` to a fresh temporary file and return its path (static
+ * storage per call slot is not kept: free() the result). */
+char *tu_write_temp(const char *text);
+
+/* Names of the implementations of prim in the engine whose self-test passed
+ * (up to max); returns the count. */
+size_t tu_impls(mpce_engine *engine, mpce_primitive prim, const char **names, size_t max);
+
+/* SPEC.md section 5. */
+uint64_t tu_splitmix64(uint64_t *state);
+void tu_splitmix_bytes(uint64_t seed, void *buf, size_t len);
+
+/* malloc'd buffer whose returned pointer is `misalign` bytes past a 64-byte
+ * boundary (unaligned-buffer tests); free with tu_free_misaligned. */
+void *tu_alloc_misaligned(size_t len, size_t misalign);
+void tu_free_misaligned(void *p);
+
+/* True if the thread's last error detail contains every given substring. */
+int tu_error_mentions(const char *needle);
+
+#define TU_ASSERT_ERROR(call, status, needle)                                  \
+    do {                                                                       \
+        CU_ASSERT_EQUAL((call), (status));                                     \
+        if (!tu_error_mentions(needle)) {                                      \
+            CU_FAIL("error detail does not mention " needle);                  \
+            fprintf(stderr, "  detail was: %s\n", mpce_last_error());          \
+        }                                                                      \
+    } while (0)
+
+#endif
