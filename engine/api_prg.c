@@ -67,7 +67,8 @@ size_t mpce_prg_key_count(const mpce_prg *ctx)
 }
 
 /* Common checks; `blocks_per_item` is the output blocks per input item. */
-static mpce_status check_buffers(const char *fn, const mpce_prg *ctx, int has_in,
+/* in_name is NULL for ops without an input buffer. */
+static mpce_status check_buffers(const char *fn, const mpce_prg *ctx, const char *in_name,
                                  const void *in, const void *out, size_t n,
                                  size_t blocks_per_item)
 {
@@ -77,8 +78,8 @@ static mpce_status check_buffers(const char *fn, const mpce_prg *ctx, int has_in
         return mpce_error(MPCE_ERR_ARG, "%s: n = %zu blocks overflows the address space", fn, n);
     if (!out && n)
         return mpce_error(MPCE_ERR_ARG, "%s: out is NULL", fn);
-    if (has_in && !in && n)
-        return mpce_error(MPCE_ERR_ARG, "%s: in is NULL", fn);
+    if (in_name && !in && n)
+        return mpce_error(MPCE_ERR_ARG, "%s: %s is NULL", fn, in_name);
     return MPCE_OK;
 }
 
@@ -101,7 +102,7 @@ mpce_status mpce_prg_ecb(mpce_prg *ctx, const char *impl, size_t key_index, cons
 {
     static const char fn[] = "mpce_prg_ecb";
     mpce_error_clear();
-    mpce_status st = check_buffers(fn, ctx, 1, in, out, n, 1);
+    mpce_status st = check_buffers(fn, ctx, "in", in, out, n, 1);
     if (st == MPCE_OK)
         st = check_key_index(fn, ctx, key_index);
     if (st == MPCE_OK && in != out && n &&
@@ -123,7 +124,7 @@ mpce_status mpce_prg_mmo(mpce_prg *ctx, const char *impl, const uint8_t *seeds, 
 {
     static const char fn[] = "mpce_prg_mmo";
     mpce_error_clear();
-    mpce_status st = check_buffers(fn, ctx, 1, seeds, out, n, ctx ? ctx->m : 1);
+    mpce_status st = check_buffers(fn, ctx, "seeds", seeds, out, n, ctx ? ctx->m : 1);
     if (st == MPCE_OK && n &&
         ranges_overlap(seeds, n * MPCE_BLOCK_BYTES, out, n * ctx->m * MPCE_BLOCK_BYTES))
         st = mpce_error(MPCE_ERR_ARG, "%s: out overlaps seeds; use separate buffers", fn);
@@ -143,7 +144,7 @@ mpce_status mpce_prg_ctr(mpce_prg *ctx, const char *impl, size_t key_index, uint
 {
     static const char fn[] = "mpce_prg_ctr";
     mpce_error_clear();
-    mpce_status st = check_buffers(fn, ctx, 0, NULL, out, n, 1);
+    mpce_status st = check_buffers(fn, ctx, NULL, NULL, out, n, 1);
     if (st == MPCE_OK)
         st = check_key_index(fn, ctx, key_index);
     const struct mpce_slot *slot;
