@@ -62,8 +62,9 @@ mpce_status mpce_dpf_new(mpce_engine *engine, unsigned bits, mpce_dpf_group grou
     if (kl) {
         memcpy(ctx->kl, kl, 16);
         memcpy(ctx->kr, kr, 16);
-    } else {
-        mpce_dpf_default_keys(ctx->kl, ctx->kr);
+    } else if (mpce_dpf_default_keys(ctx->kl, ctx->kr) != MPCE_OK) {
+        free(ctx);
+        return MPCE_ERR_BACKEND;
     }
     mpce_state_cache_init(&ctx->cache);
     *out = ctx;

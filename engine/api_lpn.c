@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "engine/internal.h"
+#include "plugins/common/lpn_fold.h"
 
 struct mpce_lpn {
     mpce_engine *engine;
@@ -28,8 +29,7 @@ static void lpn_destroy(const struct mpce_impl *impl, void *state)
 
 uint64_t mpce_lpn_blocks_consumed(uint64_t n)
 {
-    uint64_t l4 = n - n % 4;
-    return 5 * (l4 / 2) + 3 * (n % 4);
+    return mpce_lpn_consumed(n);
 }
 
 mpce_status mpce_lpn_new(mpce_engine *engine, const uint8_t seed[16], unsigned logk,

@@ -1,0 +1,135 @@
+/*
+ * The LPN fold's index arithmetic (SPEC.md section 3), written once for every
+ * backend. A backend supplies only its PRG: the index stream is its ctr()
+ * with key 0, the AES key being the fold's seed.
+ *
+ * Stream layout of one call of n outputs starting at block c0, L4 = n - n%4:
+ *   output o < L4 reads words 10o .. 10o+9 (two outputs per five blocks);
+ *   tail output t = o - L4 reads words 0..9 of the three blocks starting at
+ *   c0 + 5*L4/2 + 3t.
+ * Because every output's position is a closed form, any range of outputs can
+ * be folded on its own; a worker pool splits a call by output range.
+ */
+#ifndef MPCE_COMMON_LPN_FOLD_H
+#define MPCE_COMMON_LPN_FOLD_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "mpcengine/plugin.h"
+
+#define MPCE_LPN_D 10u
+/* Outputs per chunk: the index blocks of one chunk (640 blocks, 10 KiB) and
+ * its indices (10 KiB) live on the stack. */
+#define MPCE_LPN_CHUNK 256u
+#define MPCE_LPN_CHUNK_BLOCKS ((MPCE_LPN_CHUNK * MPCE_LPN_D) / 4u + 2u)
+/* Outputs ahead whose table rows are prefetched: the table (8 MiB for the
+ * production logk 19) misses cache on almost every read. */
+#define MPCE_LPN_PREFETCH 4u
+
+/* Stream blocks consumed by a call of n outputs: 5*L4/2 + 3*(n mod 4). */
+static inline uint64_t mpce_lpn_consumed(uint64_t n)
+{
+    uint64_t l4 = n - (n % 4u);
+    return (l4 / 2u) * 5u + 3u * (n % 4u);
+}
+
+static inline uint32_t mpce_lpn__le32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
+           ((uint32_t)p[3] << 24);
+}
+
+/* out[o] ^= XOR of the table rows idx[10o' .. 10o'+9] for cnt outputs. */
+static inline void mpce_lpn__xor_rows(const uint8_t *table, const uint32_t *idx, uint8_t *out,
+                                      size_t cnt)
+{
+    for (size_t j = 0; j < cnt; j++) {
+#if defined(__GNUC__)
+        if (j + MPCE_LPN_PREFETCH < cnt) {
+            const uint32_t *ahead = idx + (j + MPCE_LPN_PREFETCH) * MPCE_LPN_D;
+            for (unsigned r = 0; r < MPCE_LPN_D; r++)
+                __builtin_prefetch(table + (size_t)ahead[r] * 16u, 0, 0);
+        }
+#endif
+        uint64_t lo, hi, a, b;
+        memcpy(&lo, out + j * 16u, 8);
+        memcpy(&hi, out + j * 16u + 8u, 8);
+        for (unsigned r = 0; r < MPCE_LPN_D; r++) {
+            const uint8_t *row = table + (size_t)idx[j * MPCE_LPN_D + r] * 16u;
+            memcpy(&a, row, 8);
+            memcpy(&b, row + 8, 8);
+            lo ^= a;
+            hi ^= b;
+        }
+        memcpy(out + j * 16u, &lo, 8);
+        memcpy(out + j * 16u + 8u, &hi, 8);
+    }
+}
+
+/*
+ * Fold outputs [o_begin, o_end) of a call of n outputs whose stream starts at
+ * block c0. `out` is out[0] of the whole call; only rows o_begin .. o_end-1
+ * are touched. Any o_begin works; a range that starts on an even output
+ * within L4 (a multiple of 4 is the natural split) shares no stream block
+ * with the range before it. The table holds 2^logk blocks. Returns 0 or the
+ * PRG's error.
+ */
+static inline int mpce_lpn_fold_range(const struct mpce_prg_vtable *prg, void *prg_state,
+                                      unsigned logk, uint64_t c0, const uint8_t *table,
+                                      uint8_t *out, size_t n, size_t o_begin, size_t o_end)
+{
+    uint8_t blocks[MPCE_LPN_CHUNK_BLOCKS * 16u];
+    uint32_t idx[MPCE_LPN_CHUNK * MPCE_LPN_D];
+    const uint32_t mask = (uint32_t)((1ull << logk) - 1u);
+    const size_t l4 = n - (n % 4u);
+    size_t o = o_begin;
+    int rc;
+
+    if (o_end > n)
+        o_end = n;
+    while (o < o_end && o < l4) {
+        size_t end = o_end < l4 ? o_end : l4;
+        size_t cnt = end - o;
+        if (cnt > MPCE_LPN_CHUNK)
+            cnt = MPCE_LPN_CHUNK;
+        /* Words 10o .. 10(o+cnt)-1 lie in blocks first .. last-1. */
+        uint64_t first = (uint64_t)o * MPCE_LPN_D / 4u;
+        uint64_t last = ((uint64_t)(o + cnt) * MPCE_LPN_D + 3u) / 4u;
+        rc = prg->ctr(prg_state, 0, c0 + first, blocks, (size_t)(last - first));
+        if (rc != 0)
+            return rc;
+        const uint8_t *w = blocks + ((uint64_t)o * MPCE_LPN_D - first * 4u) * 4u;
+        for (size_t i = 0; i < cnt * MPCE_LPN_D; i++)
+            idx[i] = mpce_lpn__le32(w + 4u * i) & mask;
+        mpce_lpn__xor_rows(table, idx, out + o * 16u, cnt);
+        o += cnt;
+    }
+    /* The tail: emp-ot folds the last n mod 4 outputs one at a time, each
+     * drawing three fresh blocks of which it uses ten words. */
+    if (o < l4)
+        o = l4;
+    if (o < o_end) {
+        size_t cnt = o_end - o;
+        uint64_t first = (uint64_t)(l4 / 2u) * 5u + 3u * (uint64_t)(o - l4);
+        rc = prg->ctr(prg_state, 0, c0 + first, blocks, 3u * cnt);
+        if (rc != 0)
+            return rc;
+        for (size_t j = 0; j < cnt; j++)
+            for (unsigned r = 0; r < MPCE_LPN_D; r++)
+                idx[j * MPCE_LPN_D + r] = mpce_lpn__le32(blocks + 48u * j + 4u * r) & mask;
+        mpce_lpn__xor_rows(table, idx, out + o * 16u, cnt);
+    }
+    return 0;
+}
+
+/* The whole call: outputs [0, n). */
+static inline int mpce_lpn_fold_all(const struct mpce_prg_vtable *prg, void *prg_state,
+                                    unsigned logk, uint64_t c0, const uint8_t *table,
+                                    uint8_t *out, size_t n)
+{
+    return mpce_lpn_fold_range(prg, prg_state, logk, c0, table, out, n, 0, n);
+}
+
+#endif

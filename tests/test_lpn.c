@@ -1,0 +1,359 @@
+/*
+ * LPN fold suite, through the public API only: every lpn.txt record, a
+ * differential test against a straightforward reference on OpenSSL's AES,
+ * continuation across calls, and the engine's argument checks, for every
+ * LPN implementation the engine offers.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/evp.h>
+
+#include "engine/kat.h"
+#include "testutil.h"
+
+#define MAX_IMPLS 16
+#define PATTERN 0xA5
+
+static size_t lpn_impls(const char **names)
+{
+    return tu_impls(tu_engine(0), MPCE_PRIM_LPN, names, MAX_IMPLS);
+}
+
+static int all_bytes(const uint8_t *p, size_t len, uint8_t v)
+{
+    for (size_t i = 0; i < len; i++)
+        if (p[i] != v)
+            return 0;
+    return 1;
+}
+
+static void sha256(const uint8_t *p, size_t len, uint8_t md[32])
+{
+    unsigned mdlen = 0;
+    CU_ASSERT_FATAL(EVP_Digest(p, len, md, &mdlen, EVP_sha256(), NULL) == 1);
+}
+
+/* ---- the independent reference (SPEC.md section 3, output by output) ---- */
+
+static void ref_ctr(const uint8_t key[16], uint64_t c0, uint8_t *out, size_t n)
+{
+    EVP_CIPHER_CTX *c;
+    int len = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        uint64_t ctr = c0 + (uint64_t)i;
+        memset(out + 16 * i, 0, 16);
+        for (unsigned b = 0; b < 8; b++)
+            out[16 * i + b] = (uint8_t)(ctr >> (8 * b));
+    }
+    if (n == 0)
+        return;
+    c = EVP_CIPHER_CTX_new();
+    CU_ASSERT_FATAL(c != NULL);
+    CU_ASSERT_FATAL(EVP_EncryptInit_ex(c, EVP_aes_128_ecb(), NULL, key, NULL) == 1);
+    EVP_CIPHER_CTX_set_padding(c, 0);
+    CU_ASSERT_FATAL(EVP_EncryptUpdate(c, out, &len, out, (int)(16 * n)) == 1);
+    EVP_CIPHER_CTX_free(c);
+}
+
+static uint32_t word_at(const uint8_t *stream, uint64_t w)
+{
+    const uint8_t *p = stream + 4 * w;
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static void ref_fold(const uint8_t seed[16], unsigned logk, uint64_t c0, const uint8_t *table,
+                     uint8_t *out, size_t n)
+{
+    size_t l4 = n - n % 4;
+    size_t blocks = 5 * (l4 / 2) + 3 * (n % 4);
+    uint8_t *stream = malloc(16 * blocks + 16);
+
+    CU_ASSERT_FATAL(stream != NULL);
+    ref_ctr(seed, c0, stream, blocks);
+    for (size_t o = 0; o < n; o++) {
+        for (unsigned r = 0; r < 10; r++) {
+            uint64_t w = o < l4 ? 10 * (uint64_t)o + r : 4 * (5 * (l4 / 2) + 3 * (o - l4)) + r;
+            uint32_t idx = word_at(stream, w) & (uint32_t)((1u << logk) - 1);
+            for (unsigned b = 0; b < 16; b++)
+                out[16 * o + b] ^= table[16 * (size_t)idx + b];
+        }
+    }
+    free(stream);
+}
+
+/* ---- (1) known answers ---------------------------------------------------- */
+
+/* ctr(key, 0, n) through the engine's PRG (the vectors' pre_ctr_key rule). */
+static int engine_ctr(const uint8_t *key, size_t key_len, uint8_t *out, size_t n)
+{
+    mpce_prg *prg = NULL;
+    int ok = key_len == 16 && mpce_prg_new(tu_engine(0), key, 1, &prg) == MPCE_OK &&
+             mpce_prg_ctr(prg, NULL, 0, 0, out, n) == MPCE_OK;
+    mpce_prg_free(prg);
+    return ok;
+}
+
+static int expect_hex(const struct mpce_kat_record *rec, const char *name, const uint8_t *got,
+                      size_t got_len)
+{
+    uint8_t *want = NULL;
+    size_t len = 0;
+    int ok = mpce_kat_hex(rec, name, &want, &len) == 0 && len == got_len &&
+             memcmp(want, got, len) == 0;
+    if (!ok)
+        fprintf(stderr, "  lpn.txt line %u: %s differs\n", rec->line, name);
+    free(want);
+    return ok;
+}
+
+static int kat_record(const char *impl, const struct mpce_kat_record *rec)
+{
+    uint8_t *seed = NULL, *pre = NULL, *out = NULL, *key = NULL, md[32];
+    size_t seed_len = 0, pre_len = 0, key_len = 0;
+    uint64_t logk = 0, c0 = 0, n = 0, want_consumed = 0, consumed = 0;
+    const char *out_in;
+    mpce_lpn *ctx = NULL;
+    int ok = 0;
+
+    if (mpce_kat_hex(rec, "seed", &seed, &seed_len) || mpce_kat_u64(rec, "logk", &logk) ||
+        mpce_kat_u64(rec, "c0", &c0) || mpce_kat_u64(rec, "n", &n) ||
+        mpce_kat_u64(rec, "blocks_consumed", &want_consumed) || logk < 1 || logk > 30)
+        goto done;
+    const size_t k = (size_t)1 << logk;
+    if (mpce_kat_get(rec, "pre")) {
+        if (mpce_kat_hex(rec, "pre", &pre, &pre_len) || pre_len != 16 * k)
+            goto done;
+    } else {
+        pre = malloc(16 * k);
+        if (!pre || mpce_kat_hex(rec, "pre_ctr_key", &key, &key_len) ||
+            !engine_ctr(key, key_len, pre, k))
+            goto done;
+        if (mpce_kat_get(rec, "pre_sha256")) {
+            sha256(pre, 16 * k, md);
+            if (!expect_hex(rec, "pre_sha256", md, 32))
+                goto done;
+        }
+    }
+    out = calloc(n ? n : 1, 16);
+    if (!out)
+        goto done;
+    out_in = mpce_kat_get(rec, "out_in");
+    if (out_in && strcmp(out_in, "zeros") != 0) {
+        uint8_t *in = NULL;
+        size_t in_len = 0;
+        if (mpce_kat_hex(rec, "out_in", &in, &in_len) || in_len != 16 * n) {
+            free(in);
+            goto done;
+        }
+        memcpy(out, in, in_len);
+        free(in);
+    } else if (mpce_kat_get(rec, "out_in_ctr_key")) {
+        free(key);
+        key = NULL;
+        if (mpce_kat_hex(rec, "out_in_ctr_key", &key, &key_len) ||
+            !engine_ctr(key, key_len, out, n))
+            goto done;
+    }
+    if (mpce_lpn_new(tu_engine(0), seed, (unsigned)logk, &ctx) != MPCE_OK ||
+        mpce_lpn_fold(ctx, impl, c0, pre, k, out, n, &consumed) != MPCE_OK)
+        goto done;
+    ok = consumed == want_consumed && mpce_lpn_blocks_consumed(n) == want_consumed;
+    if (mpce_kat_get(rec, "out"))
+        ok &= expect_hex(rec, "out", out, 16 * n);
+    if (mpce_kat_get(rec, "out_sha256")) {
+        sha256(out, 16 * n, md);
+        ok &= expect_hex(rec, "out_sha256", md, 32);
+    }
+    if (mpce_kat_get(rec, "out_first"))
+        ok &= expect_hex(rec, "out_first", out, 16);
+    if (mpce_kat_get(rec, "out_last"))
+        ok &= expect_hex(rec, "out_last", out + 16 * (n - 1), 16);
+done:
+    if (!ok)
+        fprintf(stderr, "  %s: lpn.txt line %u (op %s) failed: %s\n", impl, rec->line, rec->op,
+                mpce_last_error());
+    mpce_lpn_free(ctx);
+    free(seed);
+    free(pre);
+    free(out);
+    free(key);
+    return ok;
+}
+
+static void test_kat(void)
+{
+    const char *names[MAX_IMPLS];
+    size_t nimpl = lpn_impls(names);
+    struct mpce_kat_set set;
+
+    CU_ASSERT(nimpl >= 1);
+    CU_ASSERT_FATAL(mpce_kat_load("lpn.txt", &set) == 0);
+    CU_ASSERT(set.count >= 12);
+    for (size_t i = 0; i < nimpl; i++)
+        for (size_t r = 0; r < set.count; r++)
+            CU_ASSERT(kat_record(names[i], &set.records[r]));
+    mpce_kat_free(&set);
+}
+
+/* ---- (2) differential against the reference ------------------------------ */
+
+static void test_diff(void)
+{
+    static const size_t ns[] = {0, 1, 3, 17, 1000};
+    static const uint64_t c0s[] = {0, 5, 0xfffffffffffffff9ull, 0xfffffffffffff000ull,
+                                   0x123456789abcdefull};
+    const char *names[MAX_IMPLS];
+    size_t nimpl = lpn_impls(names);
+
+    for (size_t i = 0; i < nimpl; i++) {
+        for (size_t a = 0; a < sizeof(ns) / sizeof(ns[0]); a++) {
+            for (size_t b = 0; b < sizeof(c0s) / sizeof(c0s[0]); b++) {
+                unsigned logk = 1 + (unsigned)((3 * a + 5 * b) % 14);
+                size_t n = ns[a], k = (size_t)1 << logk;
+                uint8_t seed[16];
+                uint8_t *table = tu_alloc_misaligned(16 * k, 1 + b);
+                uint8_t *out = tu_alloc_misaligned(16 * n + 16, 3 + a);
+                uint8_t *want = malloc(16 * n + 16);
+                uint64_t consumed = 0;
+                mpce_lpn *ctx;
+
+                CU_ASSERT_FATAL(table && out && want);
+                tu_splitmix_bytes(1000 + 10 * a + b, seed, 16);
+                tu_splitmix_bytes(2000 + 10 * a + b, table, 16 * k);
+                tu_splitmix_bytes(3000 + 10 * a + b, want, 16 * n);
+                memcpy(out, want, 16 * n);
+                memset(out + 16 * n, PATTERN, 16);
+                ref_fold(seed, logk, c0s[b], table, want, n);
+                CU_ASSERT_FATAL(mpce_lpn_new(tu_engine(0), seed, logk, &ctx) == MPCE_OK);
+                CU_ASSERT_EQUAL(mpce_lpn_fold(ctx, names[i], c0s[b], table, k, out, n,
+                                              &consumed),
+                                MPCE_OK);
+                CU_ASSERT(memcmp(out, want, 16 * n) == 0);
+                CU_ASSERT(all_bytes(out + 16 * n, 16, PATTERN));
+                CU_ASSERT_EQUAL(consumed, mpce_lpn_blocks_consumed(n));
+                mpce_lpn_free(ctx);
+                tu_free_misaligned(table);
+                tu_free_misaligned(out);
+                free(want);
+            }
+        }
+    }
+}
+
+/* ---- (3) a call split in two continues the stream ------------------------ */
+
+static void test_continue(void)
+{
+    static const size_t ns[] = {4, 8, 17, 1000, 1003};
+    const char *names[MAX_IMPLS];
+    size_t nimpl = lpn_impls(names);
+    const unsigned logk = 12;
+    const size_t k = (size_t)1 << logk;
+    const uint64_t c0 = 0xfffffffffffffe00ull; /* the second part wraps */
+    uint8_t seed[16];
+    uint8_t *table = malloc(16 * k);
+    mpce_lpn *ctx;
+
+    CU_ASSERT_FATAL(table != NULL);
+    tu_splitmix_bytes(11, seed, 16);
+    tu_splitmix_bytes(12, table, 16 * k);
+    CU_ASSERT_FATAL(mpce_lpn_new(tu_engine(0), seed, logk, &ctx) == MPCE_OK);
+    for (size_t i = 0; i < nimpl; i++) {
+        for (size_t a = 0; a < sizeof(ns) / sizeof(ns[0]); a++) {
+            size_t n = ns[a];
+            uint8_t *whole = calloc(n, 16), *parts = calloc(n, 16);
+            uint64_t used_whole = 0, used1 = 0, used2 = 0;
+
+            CU_ASSERT_FATAL(whole && parts);
+            CU_ASSERT_EQUAL(mpce_lpn_fold(ctx, names[i], c0, table, k, whole, n, &used_whole),
+                            MPCE_OK);
+            for (size_t m = 0; m <= n; m += 4) {
+                if (m > 48 && m + 48 < n && m % 200 != 0)
+                    continue; /* the ends and a few interior split points */
+                memset(parts, 0, 16 * n);
+                CU_ASSERT_EQUAL(mpce_lpn_fold(ctx, names[i], c0, table, k, parts, m, &used1),
+                                MPCE_OK);
+                CU_ASSERT_EQUAL(mpce_lpn_fold(ctx, names[i], c0 + used1, table, k,
+                                              parts + 16 * m, n - m, &used2),
+                                MPCE_OK);
+                CU_ASSERT(memcmp(whole, parts, 16 * n) == 0);
+                CU_ASSERT_EQUAL(used1 + used2, used_whole);
+            }
+            free(whole);
+            free(parts);
+        }
+    }
+    mpce_lpn_free(ctx);
+    free(table);
+}
+
+static void test_blocks_consumed(void)
+{
+    static const uint64_t want[] = {0, 3, 6, 9, 10, 13, 16, 19, 20, 23};
+    for (uint64_t n = 0; n < 10; n++)
+        CU_ASSERT_EQUAL(mpce_lpn_blocks_consumed(n), want[n]);
+    CU_ASSERT_EQUAL(mpce_lpn_blocks_consumed(8192), 20480u);
+    CU_ASSERT_EQUAL(mpce_lpn_blocks_consumed(4194304), 10485760u);
+}
+
+/* ---- (4) invalid arguments -------------------------------------------------- */
+
+static void test_invalid_new(void)
+{
+    uint8_t seed[16] = {1};
+    mpce_lpn *ctx = (mpce_lpn *)&seed; /* a sentinel that must survive */
+
+    TU_ASSERT_ERROR(mpce_lpn_new(tu_engine(0), NULL, 10, &ctx), MPCE_ERR_ARG, "seed");
+    TU_ASSERT_ERROR(mpce_lpn_new(tu_engine(0), seed, 0, &ctx), MPCE_ERR_ARG, "logk");
+    TU_ASSERT_ERROR(mpce_lpn_new(tu_engine(0), seed, 31, &ctx), MPCE_ERR_ARG, "logk");
+    CU_ASSERT(ctx == (mpce_lpn *)&seed);
+}
+
+static void test_invalid_fold(void)
+{
+    const unsigned logk = 6;
+    const size_t k = (size_t)1 << logk, n = 9;
+    uint8_t seed[16] = {2}, table[16 * 64 + 16], out[16 * 9];
+    uint64_t consumed = 77;
+    mpce_lpn *ctx;
+
+    tu_splitmix_bytes(5, table, sizeof(table));
+    CU_ASSERT_FATAL(mpce_lpn_new(tu_engine(0), seed, logk, &ctx) == MPCE_OK);
+    memset(out, PATTERN, sizeof(out));
+    TU_ASSERT_ERROR(mpce_lpn_fold(ctx, NULL, 0, NULL, k, out, n, &consumed), MPCE_ERR_ARG,
+                    "table");
+    TU_ASSERT_ERROR(mpce_lpn_fold(ctx, NULL, 0, table, k, NULL, n, &consumed), MPCE_ERR_ARG,
+                    "out");
+    TU_ASSERT_ERROR(mpce_lpn_fold(ctx, NULL, 0, table, k - 1, out, n, &consumed), MPCE_ERR_ARG,
+                    "table_blocks");
+    TU_ASSERT_ERROR(mpce_lpn_fold(ctx, NULL, 0, table, k + 1, out, n, &consumed), MPCE_ERR_ARG,
+                    "table_blocks");
+    TU_ASSERT_ERROR(mpce_lpn_fold(NULL, NULL, 0, table, k, out, n, &consumed), MPCE_ERR_ARG,
+                    "ctx");
+    CU_ASSERT(all_bytes(out, sizeof(out), PATTERN));
+    CU_ASSERT_EQUAL(consumed, 77u);
+    /* n = 0 folds nothing and consumes nothing. */
+    CU_ASSERT_EQUAL(mpce_lpn_fold(ctx, NULL, 0, table, k, out, 0, &consumed), MPCE_OK);
+    CU_ASSERT_EQUAL(consumed, 0u);
+    CU_ASSERT(all_bytes(out, sizeof(out), PATTERN));
+    mpce_lpn_free(ctx);
+}
+
+static const struct tu_test tests[] = {
+    {"known answers (every record, every implementation)", test_kat},
+    {"differential against a reference on OpenSSL AES", test_diff},
+    {"a fold split in two continues with c0 + consumed", test_continue},
+    {"blocks consumed", test_blocks_consumed},
+    {"invalid context arguments", test_invalid_new},
+    {"invalid fold arguments", test_invalid_fold},
+    {NULL, NULL},
+};
+
+int main(void)
+{
+    return tu_main("lpn", tests);
+}
