@@ -1,0 +1,24 @@
+/* Test module: broken: calls itself "soft", the built-in plugin's name. */
+#include "config.h"
+
+#include "tests/modules/evp_prg.h"
+
+EVP_PRG_IMPL(impl, "prg-test-dupname", 200);
+static const struct mpce_impl *const impls[] = {&impl};
+
+static const struct mpce_plugin plugin = {
+    .struct_size = sizeof(struct mpce_plugin),
+    .abi_major = MPCE_PLUGIN_ABI_MAJOR,
+    .abi_minor = MPCE_PLUGIN_ABI_MINOR,
+    .name = "soft",
+    .version = "1",
+    .n_impls = 1,
+    .impls = impls,
+};
+
+MPCE_API const struct mpce_plugin *mpce_plugin_entry_v1(const struct mpce_host *host);
+const struct mpce_plugin *mpce_plugin_entry_v1(const struct mpce_host *host)
+{
+    (void)host;
+    return &plugin;
+}

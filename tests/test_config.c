@@ -1,0 +1,399 @@
+/*
+ * Configuration: one test per class of malformed input (each error names
+ * the file, line, section and key), overrides, layering and policy.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "engine/conf.h"
+#include "tests/testutil.h"
+
+static const unsigned quiet_flags = MPCE_OPT_NO_USER_CONFIG | MPCE_OPT_NO_ENV |
+                                    MPCE_OPT_NO_SYSTEM_CONFIG | MPCE_OPT_NO_PLUGINS;
+
+/* Create an engine from config text; *path receives the file (caller frees). */
+static mpce_status engine_from(const char *text, unsigned flags, mpce_engine **e, char **path)
+{
+    char *conf = tu_write_temp(text);
+    mpce_options opts = {.struct_size = sizeof(opts), .config_path = conf, .flags = flags};
+    *e = NULL;
+    mpce_status st = mpce_engine_new(&opts, e);
+    if (path)
+        *path = conf;
+    else {
+        unlink(conf);
+        free(conf);
+    }
+    return st;
+}
+
+static void drop(char *path)
+{
+    unlink(path);
+    free(path);
+}
+
+static mpce_status ecb_one(mpce_engine *e, const char *impl)
+{
+    static const uint8_t key[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+    static const uint8_t in[16] = {0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77,
+                                   0x88, 0x99, 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff};
+    static const uint8_t want[16] = {0x69, 0xc4, 0xe0, 0xd8, 0x6a, 0x7b, 0x04, 0x30,
+                                     0xd8, 0xcd, 0xb7, 0x80, 0x70, 0xb4, 0xc5, 0x5a};
+    mpce_prg *ctx;
+    uint8_t out[16];
+    CU_ASSERT_FATAL(mpce_prg_new(e, key, 1, &ctx) == MPCE_OK);
+    mpce_status st = mpce_prg_ecb(ctx, impl, 0, in, out, 1);
+    if (st == MPCE_OK)
+        CU_ASSERT(memcmp(out, want, 16) == 0);
+    mpce_prg_free(ctx);
+    return st;
+}
+
+/* The error detail mentions the temp file's path. */
+static void expect_mentions_path(const char *path)
+{
+    if (!strstr(mpce_last_error(), path)) {
+        fprintf(stderr, "  detail '%s' does not name %s\n", mpce_last_error(), path);
+        CU_FAIL("error does not name the file");
+    }
+}
+
+/* ---- malformed input ---------------------------------------------------------- */
+
+static void test_syntax_error(void)
+{
+    mpce_engine *e;
+    char *path;
+    TU_ASSERT_ERROR(engine_from("[engine]\nstrict = no\n[pins\n", quiet_flags, &e, &path),
+                    MPCE_ERR_CONFIG, ":3:");
+    expect_mentions_path(path);
+    CU_ASSERT(tu_error_mentions("syntax error"));
+    CU_ASSERT_PTR_NULL(e);
+    drop(path);
+}
+
+static void test_bad_boolean(void)
+{
+    mpce_engine *e;
+    char *path;
+    TU_ASSERT_ERROR(engine_from("# comment\n[engine]\n\nallow_variable_time = maybe\n",
+                                quiet_flags, &e, &path),
+                    MPCE_ERR_CONFIG, ":4: [engine] allow_variable_time = maybe: expected yes or no");
+    expect_mentions_path(path);
+    drop(path);
+}
+
+static void test_unknown_key_warns(void)
+{
+    mpce_engine *e;
+    CU_ASSERT_EQUAL(engine_from("[engine]\nfrobnicate = 1\n[nosuchsection]\nx = 1\n"
+                                "[plugin.aesni]\ncolour = red\n",
+                                quiet_flags, &e, NULL),
+                    MPCE_OK);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(e);
+    CU_ASSERT_EQUAL(ecb_one(e, NULL), MPCE_OK);
+    mpce_engine_free(e);
+}
+
+static void test_pin_unknown_impl(void)
+{
+    mpce_engine *e;
+    char *path;
+    /* Accepted at creation (a plugin may provide it); an error at first use. */
+    CU_ASSERT_EQUAL_FATAL(engine_from("[pins]\nprg = prg-nosuch\n", quiet_flags, &e, &path),
+                          MPCE_OK);
+    TU_ASSERT_ERROR(ecb_one(e, NULL), MPCE_ERR_NOIMPL, "[pins] prg = prg-nosuch");
+    CU_ASSERT(tu_error_mentions("unknown implementation"));
+    expect_mentions_path(path);
+    CU_ASSERT_PTR_NULL(mpce_resolve(e, MPCE_PRIM_PRG));
+    /* Other primitives are unaffected; a named call bypasses the pin. */
+    CU_ASSERT_STRING_EQUAL(mpce_resolve(e, MPCE_PRIM_NTT), "ntt-soft");
+    CU_ASSERT_EQUAL(ecb_one(e, "prg-soft-bitslice"), MPCE_OK);
+    mpce_engine_free(e);
+    drop(path);
+}
+
+static void test_pin_wrong_primitive(void)
+{
+    mpce_engine *e;
+    CU_ASSERT_EQUAL_FATAL(engine_from("[pins]\nprg = ntt-soft\n", quiet_flags, &e, NULL),
+                          MPCE_OK);
+    TU_ASSERT_ERROR(ecb_one(e, NULL), MPCE_ERR_NOIMPL, "not prg");
+    mpce_engine_free(e);
+}
+
+static void test_pin_unknown_primitive(void)
+{
+    mpce_engine *e;
+    TU_ASSERT_ERROR(engine_from("[pins]\nfft = auto\n", quiet_flags, &e, NULL),
+                    MPCE_ERR_CONFIG, "[pins] fft = auto");
+}
+
+static void test_pin_explicit(void)
+{
+    mpce_engine *e;
+    CU_ASSERT_EQUAL_FATAL(engine_from("[pins]\nprg = prg-soft-bitslice\nntt = auto\n",
+                                      quiet_flags, &e, NULL),
+                          MPCE_OK);
+    CU_ASSERT_STRING_EQUAL(mpce_resolve(e, MPCE_PRIM_PRG), "prg-soft-bitslice");
+    CU_ASSERT_EQUAL(ecb_one(e, NULL), MPCE_OK);
+    mpce_engine_free(e);
+}
+
+static void test_force_env(void)
+{
+    mpce_engine *e = NULL;
+    mpce_options opts = {.struct_size = sizeof(opts),
+                         .flags = MPCE_OPT_NO_USER_CONFIG | MPCE_OPT_NO_SYSTEM_CONFIG |
+                                  MPCE_OPT_NO_PLUGINS};
+    setenv("MPCENGINE_FORCE", "prg=prg-soft-bitslice", 1);
+    mpce_status st = mpce_engine_new(&opts, &e);
+    if (geteuid() == 0) {
+        /* Root ignores environment overrides. */
+        CU_ASSERT_EQUAL(st, MPCE_OK);
+        if (e)
+            CU_ASSERT_STRING_EQUAL(mpce_resolve(e, MPCE_PRIM_PRG), "prg-soft-bitslice");
+    } else {
+        CU_ASSERT_EQUAL(st, MPCE_ERR_CONFIG);
+        CU_ASSERT(tu_error_mentions("MPCENGINE_FORCE"));
+        CU_ASSERT(tu_error_mentions("PRIMITIVE:IMPLEMENTATION"));
+    }
+    mpce_engine_free(e);
+    e = NULL;
+    setenv("MPCENGINE_FORCE", "prg:prg-soft-ttable", 1);
+    st = mpce_engine_new(&opts, &e);
+    CU_ASSERT_EQUAL(st, MPCE_OK);
+    if (e && geteuid() != 0)
+        TU_ASSERT_ERROR(ecb_one(e, NULL), MPCE_ERR_NOIMPL, "MPCENGINE_FORCE");
+    else if (e)
+        CU_ASSERT_EQUAL(ecb_one(e, NULL), MPCE_OK);
+    mpce_engine_free(e);
+    /* MPCE_OPT_NO_ENV ignores it for everyone. */
+    setenv("MPCENGINE_FORCE", "garbage", 1);
+    opts.flags |= MPCE_OPT_NO_ENV;
+    e = NULL;
+    CU_ASSERT_EQUAL(mpce_engine_new(&opts, &e), MPCE_OK);
+    mpce_engine_free(e);
+    unsetenv("MPCENGINE_FORCE");
+}
+
+static void test_relative_plugin_path(void)
+{
+    mpce_engine *e;
+    char *path;
+    TU_ASSERT_ERROR(engine_from("[engine]\nplugin_path = lib/plugins\n", quiet_flags, &e, &path),
+                    MPCE_ERR_CONFIG, ":2: [engine] plugin_path = lib/plugins");
+    CU_ASSERT(tu_error_mentions("relative"));
+    expect_mentions_path(path);
+    drop(path);
+    TU_ASSERT_ERROR(engine_from("[engine]\nplugin_path = /a::/b\n", quiet_flags, &e, NULL),
+                    MPCE_ERR_CONFIG, "empty");
+}
+
+static void test_relative_plugin_path_option(void)
+{
+    mpce_options opts = {.struct_size = sizeof(opts), .plugin_path = "plugins",
+                         .flags = quiet_flags};
+    mpce_engine *e = NULL;
+    TU_ASSERT_ERROR(mpce_engine_new(&opts, &e), MPCE_ERR_CONFIG, "plugin_path");
+}
+
+static void test_missing_explicit_file(void)
+{
+    mpce_options opts = {.struct_size = sizeof(opts),
+                         .config_path = "/nonexistent/mpcengine/engine.conf",
+                         .flags = quiet_flags};
+    mpce_engine *e = NULL;
+    TU_ASSERT_ERROR(mpce_engine_new(&opts, &e), MPCE_ERR_CONFIG,
+                    "/nonexistent/mpcengine/engine.conf");
+    CU_ASSERT_PTR_NULL(e);
+}
+
+static void test_bad_options(void)
+{
+    mpce_options opts = {.struct_size = 0};
+    mpce_engine *e = NULL;
+    TU_ASSERT_ERROR(mpce_engine_new(&opts, &e), MPCE_ERR_ARG, "struct_size");
+}
+
+/* strict = yes: a module that cannot be loaded stops engine creation. */
+static void test_strict_broken_module(void)
+{
+    char dir[4096];
+    const char *tmp = getenv("TMPDIR");
+    snprintf(dir, sizeof(dir), "%s/mpce-config-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    CU_ASSERT_FATAL(mkdtemp(dir) != NULL);
+    char so[4200];
+    snprintf(so, sizeof(so), "%s/junk.so", dir);
+    FILE *fp = fopen(so, "w");
+    CU_ASSERT_FATAL(fp != NULL);
+    fputs("not an ELF file\n", fp);
+    fclose(fp);
+    chmod(so, 0644);
+    char *strict = tu_write_temp("[engine]\nstrict = yes\n");
+    mpce_options opts = {.struct_size = sizeof(opts), .config_path = strict, .plugin_path = dir,
+                         .flags = MPCE_OPT_NO_USER_CONFIG | MPCE_OPT_NO_ENV |
+                                  MPCE_OPT_NO_SYSTEM_CONFIG};
+    mpce_engine *e = NULL;
+    TU_ASSERT_ERROR(mpce_engine_new(&opts, &e), MPCE_ERR_PLUGIN, "junk.so");
+    CU_ASSERT(tu_error_mentions("strict"));
+    /* Without strict the module is listed as skipped and the engine works. */
+    opts.config_path = NULL;
+    CU_ASSERT_EQUAL_FATAL(mpce_engine_new(&opts, &e), MPCE_OK);
+    const mpce_impl_info *rows;
+    size_t n, found = 0;
+    CU_ASSERT_FATAL(mpce_list(e, 0, &rows, &n) == MPCE_OK);
+    for (size_t i = 0; i < n; i++)
+        if (strstr(rows[i].path, "junk.so") && strcmp(rows[i].selftest, "skipped") == 0 &&
+            strstr(rows[i].reason, "dlopen"))
+            found++;
+    CU_ASSERT_EQUAL(found, 1);
+    CU_ASSERT_EQUAL(ecb_one(e, NULL), MPCE_OK);
+    mpce_engine_free(e);
+    unlink(so);
+    rmdir(dir);
+    drop(strict);
+}
+
+/* ---- layering and policy ---------------------------------------------------- */
+
+static void test_layering(void)
+{
+    char *first = tu_write_temp("[engine]\nallow_variable_time = yes\nstrict = yes\n"
+                                "[pins]\nprg = prg-soft-ttable\nntt = ntt-soft\n");
+    char *second = tu_write_temp("[engine]\nallow_variable_time = no\n[pins]\nprg = auto\n");
+    struct mpce_config cfg;
+    CU_ASSERT_FATAL(mpce_config_init(&cfg) == MPCE_OK);
+    CU_ASSERT_EQUAL(mpce_config_read_file(&cfg, first, 1, "test"), MPCE_OK);
+    CU_ASSERT_EQUAL(cfg.allow_variable_time, 1);
+    CU_ASSERT_EQUAL(mpce_config_read_file(&cfg, second, 1, "test"), MPCE_OK);
+    /* Key by key: the later file wins where it speaks, the earlier elsewhere. */
+    CU_ASSERT_EQUAL(cfg.allow_variable_time, 0);
+    CU_ASSERT_EQUAL(cfg.strict, 1);
+    CU_ASSERT_PTR_NULL(cfg.pin[MPCE_PRIM_PRG]);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(cfg.pin[MPCE_PRIM_NTT]);
+    CU_ASSERT_STRING_EQUAL(cfg.pin[MPCE_PRIM_NTT], "ntt-soft");
+    CU_ASSERT_EQUAL(cfg.n_files, 2);
+    /* A missing default layer is fine, a missing named one is not. */
+    CU_ASSERT_EQUAL(mpce_config_read_file(&cfg, "/nonexistent/a.conf", 0, NULL), MPCE_OK);
+    CU_ASSERT_EQUAL(mpce_config_read_file(&cfg, "/nonexistent/a.conf", 1, "test"),
+                    MPCE_ERR_CONFIG);
+    mpce_config_free(&cfg);
+    drop(first);
+    drop(second);
+}
+
+static void test_user_config(void)
+{
+    char dir[4096], sub[4200], file[4300];
+    const char *tmp = getenv("TMPDIR");
+    snprintf(dir, sizeof(dir), "%s/mpce-xdg-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    CU_ASSERT_FATAL(mkdtemp(dir) != NULL);
+    snprintf(sub, sizeof(sub), "%s/mpcengine", dir);
+    CU_ASSERT_FATAL(mkdir(sub, 0700) == 0);
+    snprintf(file, sizeof(file), "%s/engine.conf", sub);
+    FILE *fp = fopen(file, "w");
+    CU_ASSERT_FATAL(fp != NULL);
+    fputs("[engine]\nallow_variable_time = yes\n", fp);
+    fclose(fp);
+    const char *old = getenv("XDG_CONFIG_HOME");
+    char *saved = old ? strdup(old) : NULL;
+    setenv("XDG_CONFIG_HOME", dir, 1);
+
+    unsigned flags = MPCE_OPT_NO_ENV | MPCE_OPT_NO_SYSTEM_CONFIG | MPCE_OPT_NO_PLUGINS;
+    mpce_engine *e;
+    CU_ASSERT_EQUAL_FATAL(engine_from("[engine]\n", flags, &e, NULL), MPCE_OK);
+    /* Root never reads the user's file. */
+    CU_ASSERT_EQUAL(ecb_one(e, "prg-soft-ttable"), geteuid() == 0 ? MPCE_ERR_NOIMPL : MPCE_OK);
+    mpce_engine_free(e);
+    /* user_config = no in the administrator's layer shuts it out for everyone. */
+    CU_ASSERT_EQUAL_FATAL(engine_from("[engine]\nuser_config = no\n", flags, &e, NULL), MPCE_OK);
+    CU_ASSERT_EQUAL(ecb_one(e, "prg-soft-ttable"), MPCE_ERR_NOIMPL);
+    mpce_engine_free(e);
+
+    if (saved) {
+        setenv("XDG_CONFIG_HOME", saved, 1);
+        free(saved);
+    } else {
+        unsetenv("XDG_CONFIG_HOME");
+    }
+    unlink(file);
+    rmdir(sub);
+    rmdir(dir);
+}
+
+static void test_allow_variable_time(void)
+{
+    mpce_engine *strict_ct = tu_engine(0), *relaxed = tu_engine(1);
+    TU_ASSERT_ERROR(ecb_one(strict_ct, "prg-soft-ttable"), MPCE_ERR_NOIMPL,
+                    "allow_variable_time = yes");
+    CU_ASSERT_EQUAL(ecb_one(relaxed, "prg-soft-ttable"), MPCE_OK);
+    /* Still never chosen by "auto" over the constant-time default. */
+    CU_ASSERT_STRING_EQUAL(mpce_resolve(relaxed, MPCE_PRIM_PRG), "prg-soft-bitslice");
+    const mpce_impl_info *rows;
+    size_t n;
+    CU_ASSERT_FATAL(mpce_list(strict_ct, 1, &rows, &n) == MPCE_OK);
+    int seen = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(rows[i].impl, "prg-soft-ttable") == 0) {
+            seen = 1;
+            CU_ASSERT(rows[i].flags & MPCE_IMPL_VARIABLE_TIME);
+            CU_ASSERT_PTR_NOT_NULL(strstr(rows[i].reason, "variable-time"));
+        }
+    }
+    CU_ASSERT(seen);
+}
+
+static void test_global_init(void)
+{
+    /* The global engine: idempotent, and mpce_init_with with other options
+     * is refused once it exists. */
+    mpce_options opts = {.struct_size = sizeof(opts), .flags = quiet_flags};
+    CU_ASSERT_EQUAL_FATAL(mpce_init_with(&opts), MPCE_OK);
+    CU_ASSERT_EQUAL(mpce_init_with(&opts), MPCE_OK);
+    CU_ASSERT_EQUAL(mpce_init(), MPCE_OK);
+    mpce_options other = {.struct_size = sizeof(other), .flags = MPCE_OPT_NO_PLUGINS};
+    TU_ASSERT_ERROR(mpce_init_with(&other), MPCE_ERR_STATE, "mpce_engine_new");
+    CU_ASSERT_EQUAL(ecb_one(NULL, NULL), MPCE_OK);
+    mpce_shutdown();
+    mpce_options bad = {.struct_size = sizeof(bad), .config_path = "/nonexistent/x.conf",
+                        .flags = quiet_flags};
+    CU_ASSERT_EQUAL(mpce_init_with(&bad), MPCE_ERR_CONFIG);
+    /* Later calls return the first status and its detail. */
+    TU_ASSERT_ERROR(mpce_init(), MPCE_ERR_CONFIG, "/nonexistent/x.conf");
+    const mpce_impl_info *rows;
+    size_t n;
+    CU_ASSERT_EQUAL(mpce_list(NULL, 0, &rows, &n), MPCE_ERR_CONFIG);
+    mpce_shutdown();
+}
+
+int main(void)
+{
+    static const struct tu_test tests[] = {
+        {"syntax error names file and line", test_syntax_error},
+        {"bad boolean", test_bad_boolean},
+        {"unknown key warns only", test_unknown_key_warns},
+        {"pin of an unknown implementation", test_pin_unknown_impl},
+        {"pin of another primitive's implementation", test_pin_wrong_primitive},
+        {"pin of an unknown primitive", test_pin_unknown_primitive},
+        {"explicit pin", test_pin_explicit},
+        {"MPCENGINE_FORCE", test_force_env},
+        {"relative plugin_path", test_relative_plugin_path},
+        {"relative plugin_path option", test_relative_plugin_path_option},
+        {"missing explicit config file", test_missing_explicit_file},
+        {"bad options", test_bad_options},
+        {"strict with a broken module", test_strict_broken_module},
+        {"layering", test_layering},
+        {"user configuration", test_user_config},
+        {"allow_variable_time", test_allow_variable_time},
+        {"global engine", test_global_init},
+        {NULL, NULL},
+    };
+    return tu_main("config", tests);
+}
