@@ -1,0 +1,867 @@
+/*
+ * The mpcengine command, driven as a user would: every subcommand on files
+ * in a scratch directory, its outputs checked against the known-answer
+ * vectors, and its refusals checked for the promised exit status, a
+ * one-line message and no output file left behind.
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <openssl/evp.h>
+
+#include "engine/kat.h"
+#include "testutil.h"
+
+#ifndef MPCENGINE_BIN
+#error "MPCENGINE_BIN must name the built command (tests/local.am)"
+#endif
+
+extern char **environ;
+
+#define MAX_ARGS 48
+
+static char dir[4096];
+static char conf[4200];
+static char *out_text; /* stdout of the last run */
+static char *err_text; /* stderr of the last run */
+
+/* ---- scratch files --------------------------------------------------------- */
+
+/* Path of `name` in the scratch directory; a few results stay valid at once. */
+static const char *p(const char *name)
+{
+    static char slots[8][4400];
+    static unsigned next;
+    char *s = slots[next++ % 8];
+
+    snprintf(s, sizeof(slots[0]), "%s/%s", dir, name);
+    return s;
+}
+
+static void write_file(const char *name, const void *data, size_t len)
+{
+    FILE *f = fopen(p(name), "wb");
+
+    CU_ASSERT_FATAL(f != NULL);
+    CU_ASSERT_FATAL(len == 0 || fwrite(data, 1, len, f) == len);
+    CU_ASSERT_FATAL(fclose(f) == 0);
+}
+
+/* Whole file, NUL-terminated, or NULL if it does not exist. */
+static uint8_t *read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    uint8_t *buf = NULL;
+    size_t cap = 0, got = 0, r;
+
+    if (f == NULL)
+        return NULL;
+    do {
+        if (got + 4096 + 1 > cap) {
+            cap = 2 * cap + 8192;
+            buf = realloc(buf, cap);
+            if (buf == NULL)
+                abort();
+        }
+        r = fread(buf + got, 1, 4096, f);
+        got += r;
+    } while (r > 0);
+    fclose(f);
+    buf[got] = 0;
+    if (len != NULL)
+        *len = got;
+    return buf;
+}
+
+static int exists(const char *name)
+{
+    struct stat st;
+
+    return stat(p(name), &st) == 0;
+}
+
+static void remove_file(const char *name)
+{
+    unlink(p(name));
+}
+
+/* Temporary files the command might have left behind (it must not). */
+static int leftovers(void)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int n = 0;
+
+    if (d == NULL)
+        return -1;
+    while ((e = readdir(d)) != NULL)
+        n += strstr(e->d_name, ".tmp-") != NULL;
+    closedir(d);
+    return n;
+}
+
+static void cleanup_dir(void)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+
+    if (d == NULL)
+        return;
+    while ((e = readdir(d)) != NULL)
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+            unlink(p(e->d_name));
+    closedir(d);
+    rmdir(dir);
+}
+
+static void setup(void)
+{
+    const char *tmp = getenv("TMPDIR");
+
+    snprintf(dir, sizeof(dir), "%s/mpce-cli-XXXXXX", tmp != NULL && *tmp ? tmp : "/tmp");
+    if (mkdtemp(dir) == NULL) {
+        perror("mkdtemp");
+        exit(1);
+    }
+    /* The user's own engine.conf must not change what the tests see. */
+    snprintf(conf, sizeof(conf), "%s/engine.conf", dir);
+    FILE *f = fopen(conf, "w");
+    if (f == NULL || fputs("[engine]\nuser_config = no\n", f) < 0 || fclose(f) != 0) {
+        perror(conf);
+        exit(1);
+    }
+    atexit(cleanup_dir);
+}
+
+/* ---- running the command ---------------------------------------------------- */
+
+/* The environment minus MPCENGINE_* overrides, and with XDG dirs in the
+ * scratch directory, so that the caller's settings cannot leak in. */
+static char **child_env(void)
+{
+    static char *env[512];
+    static char xdg_config[4300], xdg_cache[4300];
+    size_t n = 0;
+
+    snprintf(xdg_config, sizeof(xdg_config), "XDG_CONFIG_HOME=%s", dir);
+    snprintf(xdg_cache, sizeof(xdg_cache), "XDG_CACHE_HOME=%s", dir);
+    for (char **e = environ; *e != NULL && n < 508; e++)
+        if (strncmp(*e, "MPCENGINE_", 10) != 0 && strncmp(*e, "XDG_CONFIG_HOME=", 16) != 0 &&
+            strncmp(*e, "XDG_CACHE_HOME=", 15) != 0)
+            env[n++] = *e;
+    env[n++] = xdg_config;
+    env[n++] = xdg_cache;
+    env[n] = NULL;
+    return env;
+}
+
+/* Run the command with argv (NULL-terminated) and --config appended unless
+ * with_config is 0; returns its exit status (-1 if it died of a signal). */
+static int run_argv(const char *const *args, int with_config)
+{
+    const char *argv[MAX_ARGS + 4];
+    posix_spawn_file_actions_t fa;
+    size_t n = 0;
+    pid_t pid;
+    int status;
+
+    argv[n++] = MPCENGINE_BIN;
+    for (; args[n - 1] != NULL; n++) {
+        CU_ASSERT_FATAL(n <= MAX_ARGS);
+        argv[n] = args[n - 1];
+    }
+    if (with_config) {
+        argv[n++] = "--config";
+        argv[n++] = conf;
+    }
+    argv[n] = NULL;
+
+    CU_ASSERT_FATAL(posix_spawn_file_actions_init(&fa) == 0);
+    posix_spawn_file_actions_addopen(&fa, 1, p("stdout.txt"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&fa, 2, p("stderr.txt"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    CU_ASSERT_FATAL(posix_spawn(&pid, MPCENGINE_BIN, &fa, NULL, (char *const *)argv,
+                                child_env()) == 0);
+    posix_spawn_file_actions_destroy(&fa);
+    CU_ASSERT_FATAL(waitpid(pid, &status, 0) == pid);
+
+    free(out_text);
+    free(err_text);
+    out_text = (char *)read_file(p("stdout.txt"), NULL);
+    err_text = (char *)read_file(p("stderr.txt"), NULL);
+    CU_ASSERT_FATAL(out_text != NULL && err_text != NULL);
+    remove_file("stdout.txt");
+    remove_file("stderr.txt");
+    if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
+        fprintf(stderr, "  [mpcengine %s ... exit %d] %s", args[0], WEXITSTATUS(status),
+                err_text);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static int run_va(int with_config, const char *first, va_list ap)
+{
+    const char *args[MAX_ARGS + 1];
+    size_t n = 0;
+
+    for (const char *a = first; a != NULL; a = va_arg(ap, const char *)) {
+        CU_ASSERT_FATAL(n < MAX_ARGS);
+        args[n++] = a;
+    }
+    args[n] = NULL;
+    return run_argv(args, with_config);
+}
+
+static int run_cli(const char *first, ...)
+{
+    va_list ap;
+    int rc;
+
+    va_start(ap, first);
+    rc = run_va(1, first, ap);
+    va_end(ap);
+    return rc;
+}
+
+#define CLI(...) run_cli(__VA_ARGS__, (const char *)NULL)
+
+/* The last run failed as promised: `status`, one line on stderr naming the
+ * command and mentioning `needle`, nothing on disk. */
+static void assert_refused(int rc, int status, const char *prog, const char *needle,
+                           const char *out_name)
+{
+    CU_ASSERT_EQUAL(rc, status);
+    CU_ASSERT(strncmp(err_text, prog, strlen(prog)) == 0);
+    CU_ASSERT(strchr(err_text, '\n') != NULL && strchr(err_text, '\n')[1] == '\0');
+    if (needle != NULL && strstr(err_text, needle) == NULL) {
+        CU_FAIL("message does not mention the expected text");
+        fprintf(stderr, "  wanted '%s' in: %s", needle, err_text);
+    }
+    if (out_name != NULL)
+        CU_ASSERT(!exists(out_name));
+    CU_ASSERT_EQUAL(leftovers(), 0);
+}
+
+/* ---- vector helpers ----------------------------------------------------------- */
+
+static void load(const char *name, struct mpce_kat_set *set)
+{
+    CU_ASSERT_FATAL(mpce_kat_load(name, set) == 0);
+    CU_ASSERT_FATAL(set->count > 0);
+}
+
+static const char *field(const struct mpce_kat_record *r, const char *name)
+{
+    const char *v = mpce_kat_get(r, name);
+
+    CU_ASSERT_FATAL(v != NULL);
+    return v;
+}
+
+static uint8_t *hex_field(const struct mpce_kat_record *r, const char *name, size_t *len)
+{
+    uint8_t *b = NULL;
+
+    CU_ASSERT_FATAL(mpce_kat_hex(r, name, &b, len) == 0);
+    return b;
+}
+
+/* The file `name` holds exactly the bytes of hex field `fname`. */
+static void assert_file_is(const char *name, const struct mpce_kat_record *r, const char *fname)
+{
+    size_t want_len, got_len = 0;
+    uint8_t *want = hex_field(r, fname, &want_len);
+    uint8_t *got = read_file(p(name), &got_len);
+
+    CU_ASSERT_FATAL(got != NULL);
+    CU_ASSERT_EQUAL(got_len, want_len);
+    if (got_len != want_len || memcmp(got, want, want_len) != 0) {
+        CU_FAIL("output differs from the vector");
+        fprintf(stderr, "  %s:%u: %s\n", r->file, r->line, fname);
+    }
+    free(got);
+    free(want);
+}
+
+/* "a b c" -> "a,b,c" (decimal lists), malloc'd. */
+static char *commas(const char *list)
+{
+    char *s = strdup(list);
+
+    if (s == NULL)
+        abort();
+    for (char *c = s; *c; c++)
+        if (*c == ' ')
+            *c = ',';
+    return s;
+}
+
+/* Concatenated 32-digit hex blocks -> comma-separated, malloc'd. */
+static char *split_blocks(const char *hex)
+{
+    size_t n = strlen(hex) / 32;
+    char *s = malloc(n * 33 + 1);
+
+    if (s == NULL)
+        abort();
+    for (size_t i = 0; i < n; i++) {
+        memcpy(s + 33 * i, hex + 32 * i, 32);
+        s[33 * i + 32] = i + 1 < n ? ',' : '\0';
+    }
+    return s;
+}
+
+/* A decimal list written as little-endian uint64 words. */
+static void write_words(const char *name, const struct mpce_kat_record *r, const char *fname)
+{
+    uint64_t *v = NULL;
+    size_t n = 0;
+
+    CU_ASSERT_FATAL(mpce_kat_u64_list(r, fname, &v, &n) == 0);
+    uint8_t *b = malloc(8 * n);
+    CU_ASSERT_FATAL(b != NULL);
+    for (size_t i = 0; i < n; i++)
+        for (int k = 0; k < 8; k++)
+            b[8 * i + (size_t)k] = (uint8_t)(v[i] >> (8 * k));
+    write_file(name, b, 8 * n);
+    free(b);
+    free(v);
+}
+
+static void assert_words(const char *name, const struct mpce_kat_record *r, const char *fname)
+{
+    uint64_t *v = NULL;
+    size_t n = 0, len = 0;
+
+    CU_ASSERT_FATAL(mpce_kat_u64_list(r, fname, &v, &n) == 0);
+    uint8_t *b = read_file(p(name), &len);
+    CU_ASSERT_FATAL(b != NULL);
+    CU_ASSERT_EQUAL_FATAL(len, 8 * n);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t w = 0;
+        for (int k = 7; k >= 0; k--)
+            w = w << 8 | b[8 * i + (size_t)k];
+        if (w != v[i]) {
+            CU_FAIL("NTT output differs from the vector");
+            fprintf(stderr, "  %s:%u: %s[%zu]\n", r->file, r->line, fname, i);
+            break;
+        }
+    }
+    free(b);
+    free(v);
+}
+
+static void write_hex_field(const char *name, const struct mpce_kat_record *r, const char *fname)
+{
+    size_t len;
+    uint8_t *b = hex_field(r, fname, &len);
+
+    write_file(name, b, len);
+    free(b);
+}
+
+static int sha256_matches(const char *name, const struct mpce_kat_record *r, const char *fname)
+{
+    size_t len = 0, want_len = 0;
+    uint8_t *data = read_file(p(name), &len);
+    uint8_t *want = hex_field(r, fname, &want_len);
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned mdlen = 0;
+    int ok = data != NULL && want_len == 32 &&
+             EVP_Digest(data, len, md, &mdlen, EVP_sha256(), NULL) == 1 && mdlen == 32 &&
+             memcmp(md, want, 32) == 0;
+
+    free(data);
+    free(want);
+    return ok;
+}
+
+/* ---- list and selftest --------------------------------------------------------- */
+
+static void test_list(void)
+{
+    CU_ASSERT_EQUAL(CLI("list", "--json"), 0);
+    const char *s = out_text;
+    while (*s == ' ' || *s == '\n')
+        s++;
+    CU_ASSERT(*s == '[');
+    const char *end = out_text + strlen(out_text);
+    while (end > s && (end[-1] == '\n' || end[-1] == ' '))
+        end--;
+    CU_ASSERT(end > s && end[-1] == ']');
+    CU_ASSERT(strstr(out_text, "\"prg-soft-bitslice\"") != NULL);
+    CU_ASSERT(strstr(out_text, "\"selftest\": \"pass\"") != NULL);
+
+    CU_ASSERT_EQUAL(CLI("list"), 0);
+    CU_ASSERT(strstr(out_text, "IMPL") != NULL);
+    CU_ASSERT(strstr(out_text, "prg-soft-bitslice") != NULL);
+    CU_ASSERT(strstr(out_text, "dpf-soft") != NULL);
+
+    CU_ASSERT_EQUAL(CLI("list", "--impl", "ntt-soft"), 0);
+    CU_ASSERT(strstr(out_text, "ntt-soft") != NULL);
+    CU_ASSERT(strstr(out_text, "prg-soft-bitslice") == NULL);
+    assert_refused(CLI("list", "--impl", "no-such-impl"), 1, "mpcengine list: ", "no-such-impl",
+                   NULL);
+}
+
+static void test_selftest(void)
+{
+    CU_ASSERT_EQUAL(CLI("selftest"), 0);
+    CU_ASSERT(strstr(out_text, "pass") != NULL);
+    CU_ASSERT(strstr(out_text, "prg-soft-bitslice") != NULL);
+    CU_ASSERT_EQUAL(CLI("selftest", "--impl", "lpn-soft"), 0);
+    CU_ASSERT(strstr(out_text, "lpn-soft") != NULL);
+    CU_ASSERT(strstr(out_text, "dpf-soft") == NULL);
+    assert_refused(CLI("selftest", "--impl", "no-such-impl"), 1, "mpcengine selftest: ", NULL,
+                   NULL);
+}
+
+static void test_help(void)
+{
+    static const char *const cmds[][2] = {
+        {"list", NULL},   {"selftest", NULL}, {"prg", "ecb"},     {"prg", "mmo"},
+        {"prg", "ctr"},   {"ntt", "forward"}, {"ntt", "inverse"}, {"ntt", "mul"},
+        {"lpn", NULL},    {"dpf", "gen"},     {"dpf", "eval"},    {"dpf", "evalall"},
+    };
+    for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+        const char *args[] = {cmds[i][0], cmds[i][1] ? cmds[i][1] : "--help",
+                              cmds[i][1] ? "--help" : NULL, NULL};
+        CU_ASSERT_EQUAL(run_argv(args, 0), 0);
+        CU_ASSERT(strncmp(out_text, "usage: mpcengine ", 17) == 0);
+        CU_ASSERT(strstr(out_text, "--impl") != NULL);
+        CU_ASSERT(err_text[0] == '\0');
+    }
+    CU_ASSERT_EQUAL(run_cli("--help", (const char *)NULL), 0);
+    CU_ASSERT(strstr(out_text, "dpf gen") != NULL);
+    CU_ASSERT_EQUAL(run_cli("prg", "--help", (const char *)NULL), 0);
+    CU_ASSERT(strstr(out_text, "prg ctr") != NULL);
+}
+
+/* ---- PRG ---------------------------------------------------------------------- */
+
+static void test_prg(void)
+{
+    struct mpce_kat_set set;
+    size_t ecb = 0, mmo = 0, ctr = 0;
+
+    load("prg.txt", &set);
+    for (size_t i = 0; i < set.count; i++) {
+        const struct mpce_kat_record *r = &set.records[i];
+        remove_file("out.bin");
+        if (strcmp(r->op, "ecb") == 0) {
+            write_hex_field("in.bin", r, "in");
+            /* every other record through a named implementation */
+            const char *impl = ecb++ % 2 ? "prg-soft-bitslice" : "auto";
+            CU_ASSERT_EQUAL(CLI("prg", "ecb", "--key", field(r, "key"), "--in", p("in.bin"),
+                                "--out", p("out.bin"), "--impl", impl),
+                            0);
+        } else if (strcmp(r->op, "mmo") == 0) {
+            char *keys = split_blocks(field(r, "keys"));
+            write_hex_field("in.bin", r, "in");
+            CU_ASSERT_EQUAL(CLI("prg", "mmo", "--keys", keys, "--in", p("in.bin"), "--out",
+                                p("out.bin")),
+                            0);
+            free(keys);
+            mmo++;
+        } else if (strcmp(r->op, "ctr") == 0) {
+            CU_ASSERT_EQUAL(CLI("prg", "ctr", "--key", field(r, "key"), "--counter",
+                                field(r, "c0"), "--blocks", field(r, "n"), "--out", p("out.bin")),
+                            0);
+            ctr++;
+        } else {
+            continue;
+        }
+        assert_file_is("out.bin", r, "out");
+        CU_ASSERT_EQUAL(out_text[0], '\0');
+    }
+    CU_ASSERT(ecb > 0 && mmo > 0 && ctr > 0);
+    mpce_kat_free(&set);
+}
+
+/* ---- NTT ---------------------------------------------------------------------- */
+
+static void test_ntt(void)
+{
+    struct mpce_kat_set set;
+    size_t ran = 0;
+
+    load("ntt.txt", &set);
+    for (size_t i = 0; i < set.count; i++) {
+        const struct mpce_kat_record *r = &set.records[i];
+        const char *op = r->op;
+        char *moduli;
+        const char *batch = "1";
+
+        if (strcmp(op, "rns_forward") == 0) {
+            moduli = commas(field(r, "moduli"));
+            batch = field(r, "B");
+        } else if (strcmp(op, "forward") == 0 || strcmp(op, "inverse") == 0 ||
+                   strcmp(op, "mul") == 0) {
+            moduli = commas(field(r, "q"));
+        } else {
+            continue;
+        }
+        remove_file("out.bin");
+        if (strcmp(op, "mul") == 0) {
+            write_words("a.bin", r, "a");
+            write_words("b.bin", r, "b");
+            CU_ASSERT_EQUAL(CLI("ntt", "mul", "--n", field(r, "N"), "--moduli", moduli, "--batch",
+                                batch, "--in", p("a.bin"), "--in2", p("b.bin"), "--out",
+                                p("out.bin")),
+                            0);
+            assert_words("out.bin", r, "out");
+        } else {
+            const char *dir_op = strcmp(op, "inverse") == 0 ? "inverse" : "forward";
+            const char *back = strcmp(op, "inverse") == 0 ? "forward" : "inverse";
+            write_words("in.bin", r, "in");
+            CU_ASSERT_EQUAL(CLI("ntt", dir_op, "--n", field(r, "N"), "--moduli", moduli,
+                                "--batch", batch, "--in", p("in.bin"), "--out", p("out.bin")),
+                            0);
+            assert_words("out.bin", r, "out");
+            /* and back again, in place */
+            CU_ASSERT_EQUAL(CLI("ntt", back, "--n", field(r, "N"), "--moduli", moduli,
+                                "--batch", batch, "--in", p("out.bin"), "--out", p("out.bin")),
+                            0);
+            assert_words("out.bin", r, "in");
+        }
+        free(moduli);
+        ran++;
+    }
+    CU_ASSERT(ran >= 4);
+    mpce_kat_free(&set);
+}
+
+/* ---- LPN ---------------------------------------------------------------------- */
+
+static void test_lpn(void)
+{
+    struct mpce_kat_set set;
+    size_t ran = 0;
+
+    load("lpn.txt", &set);
+    for (size_t i = 0; i < set.count; i++) {
+        const struct mpce_kat_record *r = &set.records[i];
+        if (strcmp(r->op, "fold") != 0)
+            continue;
+        if (mpce_kat_get(r, "pre") != NULL) {
+            write_hex_field("table.bin", r, "pre");
+        } else {
+            /* The table is itself a PRG stream: build it with the command. */
+            char blocks[32];
+            uint64_t logk = 0;
+            CU_ASSERT_FATAL(mpce_kat_u64(r, "logk", &logk) == 0);
+            snprintf(blocks, sizeof(blocks), "%llu", 1ULL << logk);
+            CU_ASSERT_EQUAL(CLI("prg", "ctr", "--key", field(r, "pre_ctr_key"), "--counter", "0",
+                                "--blocks", blocks, "--out", p("table.bin")),
+                            0);
+            CU_ASSERT(sha256_matches("table.bin", r, "pre_sha256"));
+        }
+        write_hex_field("in.bin", r, "out_in");
+        remove_file("out.bin");
+        CU_ASSERT_EQUAL(CLI("lpn", "--seed", field(r, "seed"), "--logk", field(r, "logk"),
+                            "--counter", field(r, "c0"), "--table", p("table.bin"), "--in",
+                            p("in.bin"), "--out", p("out.bin")),
+                        0);
+        assert_file_is("out.bin", r, "out");
+        CU_ASSERT_EQUAL(strtoull(out_text, NULL, 10), strtoull(field(r, "blocks_consumed"), NULL, 10));
+        CU_ASSERT(strchr(out_text, '\n') != NULL && strchr(out_text, '\n')[1] == '\0');
+        ran++;
+    }
+    CU_ASSERT(ran >= 5);
+    mpce_kat_free(&set);
+}
+
+/* ---- DPF ---------------------------------------------------------------------- */
+
+static void test_dpf(void)
+{
+    struct mpce_kat_set set;
+    size_t ran = 0;
+
+    load("dpf.txt", &set);
+    for (size_t i = 0; i < set.count; i++) {
+        const struct mpce_kat_record *r = &set.records[i];
+        if (strcmp(r->op, "dpf") != 0)
+            continue;
+        int bytes = strcmp(field(r, "group"), "bytes") == 0;
+        char prg_keys[80], seeds[80];
+        snprintf(prg_keys, sizeof(prg_keys), "%s,%s", field(r, "kL"), field(r, "kR"));
+        snprintf(seeds, sizeof(seeds), "%s,%s", field(r, "seed0"), field(r, "seed1"));
+        remove_file("k0.bin");
+        remove_file("k1.bin");
+        CU_ASSERT_EQUAL(CLI("dpf", "gen", "--bits", field(r, "n"), "--alpha", field(r, "alpha"),
+                            "--beta", field(r, bytes ? "beta" : "beta_u64"), "--group",
+                            field(r, "group"), "--prg-keys", prg_keys, "--seeds", seeds, "--out0",
+                            p("k0.bin"), "--out1", p("k1.bin")),
+                        0);
+        assert_file_is("k0.bin", r, "key0");
+        assert_file_is("k1.bin", r, "key1");
+
+        char *points = commas(field(r, "eval_x"));
+        for (int party = 0; party < 2; party++) {
+            const char *key = party ? p("k1.bin") : p("k0.bin");
+            remove_file("out.bin");
+            CU_ASSERT_EQUAL(CLI("dpf", "eval", "--key", key, "--points", points, "--out",
+                                p("out.bin")),
+                            0);
+            assert_file_is("out.bin", r, party ? "eval1" : "eval0");
+        }
+        free(points);
+
+        uint64_t n = 0;
+        CU_ASSERT_FATAL(mpce_kat_u64(r, "n", &n) == 0);
+        if (n <= 16) { /* the larger domains only cost time here */
+            for (int party = 0; party < 2; party++) {
+                remove_file("out.bin");
+                CU_ASSERT_EQUAL(CLI("dpf", "evalall", "--key", party ? p("k1.bin") : p("k0.bin"),
+                                    "--out", p("out.bin")),
+                                0);
+                CU_ASSERT(sha256_matches("out.bin", r,
+                                         party ? "evalall1_sha256" : "evalall0_sha256"));
+            }
+        }
+        ran++;
+    }
+    CU_ASSERT(ran >= 4);
+    mpce_kat_free(&set);
+}
+
+/* Without --seeds the engine draws them: two runs differ, and the shares
+ * still reconstruct beta at alpha and 0 elsewhere. */
+static void test_dpf_random_seeds(void)
+{
+    size_t l0, l1, len0 = 0, len1 = 0;
+
+    CU_ASSERT_EQUAL(CLI("dpf", "gen", "--bits", "10", "--alpha", "0x2a", "--beta", "1000",
+                        "--group", "u64", "--out0", p("k0.bin"), "--out1", p("k1.bin")),
+                    0);
+    uint8_t *k0 = read_file(p("k0.bin"), &l0), *k1 = read_file(p("k1.bin"), &l1);
+    CU_ASSERT_FATAL(k0 != NULL && k1 != NULL);
+    CU_ASSERT(l0 == l1 && memcmp(k0 + 40, k1 + 40, 16) != 0);
+    CU_ASSERT_EQUAL(CLI("dpf", "eval", "--key", p("k0.bin"), "--points", "42,43,1023", "--out",
+                        p("e0.bin")),
+                    0);
+    CU_ASSERT_EQUAL(CLI("dpf", "eval", "--key", p("k1.bin"), "--points", "42,43,1023", "--out",
+                        p("e1.bin")),
+                    0);
+    uint8_t *e0 = read_file(p("e0.bin"), &len0), *e1 = read_file(p("e1.bin"), &len1);
+    CU_ASSERT_FATAL(e0 != NULL && e1 != NULL && len0 == 24 && len1 == 24);
+    for (int pt = 0; pt < 3; pt++) {
+        uint64_t a = 0, b = 0;
+        for (int k = 7; k >= 0; k--) {
+            a = a << 8 | e0[8 * pt + k];
+            b = b << 8 | e1[8 * pt + k];
+        }
+        CU_ASSERT_EQUAL(a + b, pt == 0 ? 1000u : 0u);
+    }
+    free(k0);
+    free(k1);
+    free(e0);
+    free(e1);
+}
+
+/* ---- refusals ------------------------------------------------------------------ */
+
+static const char key32[] = "000102030405060708090a0b0c0d0e0f";
+
+/* Earlier tests leave outputs behind; a refusal must not create them. */
+static void no_outputs(void)
+{
+    remove_file("out.bin");
+    remove_file("k0.bin");
+    remove_file("k1.bin");
+}
+
+static void test_bad_sizes(void)
+{
+    uint8_t buf[4096] = {0};
+
+    no_outputs();
+
+    write_file("in17.bin", buf, 17);
+    assert_refused(CLI("prg", "ecb", "--key", key32, "--in", p("in17.bin"), "--out", p("out.bin")),
+                   2, "mpcengine prg ecb: --in: ", "multiple of 16", "out.bin");
+    write_file("empty.bin", buf, 0);
+    assert_refused(CLI("prg", "mmo", "--keys", key32, "--in", p("empty.bin"), "--out",
+                       p("out.bin")),
+                   2, "mpcengine prg mmo: --in: ", "0 bytes", "out.bin");
+    /* N = 8, one modulus, batch 2: 128 bytes, not 120 */
+    write_file("ntt.bin", buf, 120);
+    assert_refused(CLI("ntt", "forward", "--n", "8", "--moduli", "0x1fffffffffe00001", "--batch",
+                       "2", "--in", p("ntt.bin"), "--out", p("out.bin")),
+                   2, "mpcengine ntt forward: --in: ", "128", "out.bin");
+    write_file("ntt.bin", buf, 128);
+    write_file("ntt2.bin", buf, 64);
+    assert_refused(CLI("ntt", "mul", "--n", "8", "--moduli", "0x1fffffffffe00001", "--batch", "2",
+                       "--in", p("ntt.bin"), "--in2", p("ntt2.bin"), "--out", p("out.bin")),
+                   2, "mpcengine ntt mul: --in2: ", NULL, "out.bin");
+    /* logk 4: the table must be 256 bytes */
+    write_file("table.bin", buf, 240);
+    write_file("in.bin", buf, 32);
+    assert_refused(CLI("lpn", "--seed", key32, "--logk", "4", "--counter", "0", "--table",
+                       p("table.bin"), "--in", p("in.bin"), "--out", p("out.bin")),
+                   2, "mpcengine lpn: --table: ", "256", "out.bin");
+    assert_refused(CLI("prg", "ecb", "--key", key32, "--in", p("missing.bin"), "--out",
+                       p("out.bin")),
+                   2, "mpcengine prg ecb: --in: ", "missing.bin", "out.bin");
+}
+
+static void test_bad_values(void)
+{
+    uint8_t buf[64] = {0};
+
+    no_outputs();
+
+    write_file("in.bin", buf, 32);
+    assert_refused(CLI("prg", "ecb", "--key", "000102030405060708090a0b0c0d0e0", "--in",
+                       p("in.bin"), "--out", p("out.bin")),
+                   2, "mpcengine prg ecb: ", "--key: expected 32 hex digits, got 31", "out.bin");
+    assert_refused(CLI("prg", "ecb", "--key", "000102030405060708090a0b0c0d0e0g", "--in",
+                       p("in.bin"), "--out", p("out.bin")),
+                   2, "mpcengine prg ecb: --key: ", "not a hex digit", "out.bin");
+    assert_refused(CLI("prg", "mmo", "--keys", "00000000000000000000000000000000,zz", "--in",
+                       p("in.bin"), "--out", p("out.bin")),
+                   2, "mpcengine prg mmo: --keys: value 2", NULL, "out.bin");
+    assert_refused(CLI("prg", "ctr", "--key", key32, "--counter", "18446744073709551616",
+                       "--blocks", "1", "--out", p("out.bin")),
+                   2, "mpcengine prg ctr: --counter: ", NULL, "out.bin");
+    assert_refused(CLI("prg", "ctr", "--key", key32, "--counter", "-1", "--blocks", "1", "--out",
+                       p("out.bin")),
+                   2, "mpcengine prg ctr: --counter: ", NULL, "out.bin");
+    assert_refused(CLI("prg", "ctr", "--key", key32, "--counter", "0", "--blocks", "0", "--out",
+                       p("out.bin")),
+                   2, "mpcengine prg ctr: --blocks: ", NULL, "out.bin");
+    write_file("table.bin", buf, 32);
+    assert_refused(CLI("lpn", "--seed", key32, "--logk", "31", "--counter", "0", "--table",
+                       p("table.bin"), "--in", p("in.bin"), "--out", p("out.bin")),
+                   2, "mpcengine lpn: --logk: ", "[1, 30]", "out.bin");
+    assert_refused(CLI("lpn", "--seed", key32, "--logk", "0", "--counter", "0", "--table",
+                       p("table.bin"), "--in", p("in.bin"), "--out", p("out.bin")),
+                   2, "mpcengine lpn: --logk: ", NULL, "out.bin");
+    assert_refused(CLI("dpf", "gen", "--bits", "65", "--alpha", "0", "--beta", "1", "--group",
+                       "u64", "--out0", p("k0.bin"), "--out1", p("k1.bin")),
+                   2, "mpcengine dpf gen: --bits: ", "[1, 64]", "k0.bin");
+    CU_ASSERT(!exists("k1.bin"));
+    assert_refused(CLI("dpf", "gen", "--bits", "8", "--alpha", "256", "--beta", "1", "--group",
+                       "u64", "--out0", p("k0.bin"), "--out1", p("k1.bin")),
+                   2, "mpcengine dpf gen: --alpha: ", "[0, 255]", "k0.bin");
+    assert_refused(CLI("dpf", "gen", "--bits", "8", "--alpha", "1", "--beta", "1", "--group",
+                       "ring", "--out0", p("k0.bin"), "--out1", p("k1.bin")),
+                   2, "mpcengine dpf gen: --group: ", NULL, "k0.bin");
+    assert_refused(CLI("dpf", "gen", "--bits", "8", "--alpha", "1", "--beta", key32, "--group",
+                       "bytes", "--seeds", key32, "--out0", p("k0.bin"), "--out1", p("k1.bin")),
+                   2, "mpcengine dpf gen: --seeds: ", NULL, "k0.bin");
+    assert_refused(CLI("ntt", "forward", "--n", "12", "--moduli", "97", "--batch", "1", "--in",
+                       p("in.bin"), "--out", p("out.bin")),
+                   2, "mpcengine ntt forward: --n: ", "power of two", "out.bin");
+    assert_refused(CLI("ntt", "forward", "--n", "8", "--moduli", "0x2000000000000001", "--batch",
+                       "1", "--in", p("in.bin"), "--out", p("out.bin")),
+                   2, "mpcengine ntt forward: --moduli: ", NULL, "out.bin");
+}
+
+static void test_bad_usage(void)
+{
+    uint8_t buf[32] = {0};
+
+    no_outputs();
+
+    write_file("in.bin", buf, 32);
+    assert_refused(CLI("prg", "ecb", "--key", key32, "--in", p("in.bin"), "--out", p("out.bin"),
+                       "--frobnicate"),
+                   2, "mpcengine prg ecb: ", "--frobnicate", "out.bin");
+    assert_refused(CLI("prg", "ecb", "--key", key32, "--out", p("out.bin")), 2,
+                   "mpcengine prg ecb: ", "--in", "out.bin");
+    assert_refused(CLI("prg", "ecb", "--key", key32, "--key", key32, "--in", p("in.bin"), "--out",
+                       p("out.bin")),
+                   2, "mpcengine prg ecb: ", "twice", "out.bin");
+    assert_refused(CLI("prg", "ecb", "stray", "--key", key32, "--in", p("in.bin"), "--out",
+                       p("out.bin")),
+                   2, "mpcengine prg ecb: ", "stray", "out.bin");
+    assert_refused(CLI("prg", "ecb", "--key", key32, "--in", p("in.bin"), "--out"), 2,
+                   "mpcengine prg ecb: ", "--out", NULL);
+    assert_refused(CLI("prg", "cbc"), 2, "mpcengine prg: ", "cbc", NULL);
+    assert_refused(CLI("prg"), 2, "mpcengine prg: ", NULL, NULL);
+    assert_refused(CLI("frobnicate"), 2, "mpcengine: ", "frobnicate", NULL);
+    assert_refused(CLI("list", "--json=yes"), 2, "mpcengine list: ", NULL, NULL);
+}
+
+static void test_engine_refusals(void)
+{
+    uint8_t buf[64] = {0};
+
+    no_outputs();
+
+    assert_refused(CLI("prg", "ctr", "--key", key32, "--counter", "0", "--blocks", "4", "--out",
+                       p("out.bin"), "--impl", "no-such-impl"),
+                   1, "mpcengine prg ctr: ", NULL, "out.bin");
+    /* a name that exists but belongs to another primitive */
+    assert_refused(CLI("prg", "ctr", "--key", key32, "--counter", "0", "--blocks", "4", "--out",
+                       p("out.bin"), "--impl", "ntt-soft"),
+                   1, "mpcengine prg ctr: ", NULL, "out.bin");
+    /* 33 = 1 mod 16 but is not prime */
+    write_file("in.bin", buf, 64);
+    assert_refused(CLI("ntt", "forward", "--n", "8", "--moduli", "33", "--batch", "1", "--in",
+                       p("in.bin"), "--out", p("out.bin")),
+                   1, "mpcengine ntt forward: ", NULL, "out.bin");
+    /* a coefficient not reduced mod q: 97 = 1 mod 16 */
+    memset(buf, 0xff, 8);
+    write_file("in.bin", buf, 64);
+    assert_refused(CLI("ntt", "forward", "--n", "8", "--moduli", "97", "--batch", "1", "--in",
+                       p("in.bin"), "--out", p("out.bin")),
+                   1, "mpcengine ntt forward: ", NULL, "out.bin");
+    /* a truncated key */
+    write_file("key.bin", "MDPF\x01\x08\x00\x00", 8);
+    assert_refused(CLI("dpf", "eval", "--key", p("key.bin"), "--points", "1", "--out",
+                       p("out.bin")),
+                   1, "mpcengine dpf eval: ", NULL, "out.bin");
+
+    /* An existing output survives a failed run untouched. */
+    write_file("out.bin", "keep", 4);
+    assert_refused(CLI("prg", "ctr", "--key", key32, "--counter", "0", "--blocks", "4", "--out",
+                       p("out.bin"), "--impl", "no-such-impl"),
+                   1, "mpcengine prg ctr: ", NULL, NULL);
+    size_t len = 0;
+    uint8_t *kept = read_file(p("out.bin"), &len);
+    CU_ASSERT(kept != NULL && len == 4 && memcmp(kept, "keep", 4) == 0);
+    free(kept);
+    remove_file("out.bin");
+
+    /* A configuration file that does not exist is the engine's to refuse. */
+    const char *args[] = {"prg", "ctr", "--key", key32, "--counter", "0", "--blocks", "4",
+                          "--out", p("out.bin"), "--config", p("no-such.conf"), NULL};
+    CU_ASSERT_NOT_EQUAL(run_argv(args, 0), 0);
+    CU_ASSERT(!exists("out.bin"));
+    CU_ASSERT_EQUAL(leftovers(), 0);
+}
+
+static const struct tu_test tests[] = {
+    {"list", test_list},
+    {"selftest", test_selftest},
+    {"help", test_help},
+    {"prg", test_prg},
+    {"ntt", test_ntt},
+    {"lpn", test_lpn},
+    {"dpf", test_dpf},
+    {"dpf_random_seeds", test_dpf_random_seeds},
+    {"bad_sizes", test_bad_sizes},
+    {"bad_values", test_bad_values},
+    {"bad_usage", test_bad_usage},
+    {"engine_refusals", test_engine_refusals},
+    {NULL, NULL},
+};
+
+int main(void)
+{
+    setup();
+    int rc = tu_main("cli", tests);
+    free(out_text);
+    free(err_text);
+    return rc;
+}

@@ -1,0 +1,25 @@
+/*
+ * The mpcengine command's use of the global engine: start it with the
+ * command's --config, report its errors in the command's one-line format.
+ */
+#ifndef MPCE_CLI_ENGINE_H
+#define MPCE_CLI_ENGINE_H
+
+#include "mpcengine.h"
+#include "tools/cli_args.h"
+
+/* mpce_init_with() with --config as config_path, else mpce_init().
+ * Returns 0, or CLI_EXIT_ENGINE with the message printed. */
+int cli_engine_start(const struct cli_cmd *cmd);
+
+/* Free the global engine if cli_engine_start() made it. */
+void cli_engine_stop(void);
+
+/* Print "<prog>: <mpce_last_error()>" (or the status name when the engine
+ * gave no detail) and return CLI_EXIT_ENGINE. */
+int cli_engine_fail(const struct cli_cmd *cmd, mpce_status status);
+
+/* The --impl value, or NULL (the engine's choice). */
+const char *cli_impl(const struct cli_cmd *cmd);
+
+#endif

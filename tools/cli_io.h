@@ -1,0 +1,40 @@
+/*
+ * File input and output for the mpcengine command. Inputs are read whole and
+ * their size checked before any work; outputs appear all at once or not at
+ * all: each is written to a temporary file in its own directory, synced, and
+ * renamed over the destination only when every output is complete.
+ */
+#ifndef MPCE_CLI_IO_H
+#define MPCE_CLI_IO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tools/cli_args.h"
+
+/*
+ * Read the whole file named by option `name`. Its size must be a non-zero
+ * multiple of `unit` (when exact == 0) or exactly `exact` bytes; `hint`
+ * (may be NULL) explains the expected size in the message, e.g.
+ * "batch * L * N * 8". *buf is malloc'd, suitably aligned for uint64_t.
+ * Returns 0, or CLI_EXIT_USAGE with the message printed.
+ */
+int cli_read(const struct cli_cmd *cmd, const char *name, size_t unit, size_t exact,
+             const char *hint, uint8_t **buf, size_t *len);
+
+struct cli_output {
+    const char *name; /* option naming the file, e.g. "out" */
+    const void *data;
+    size_t len;
+};
+
+/* Write every output atomically (see above). Returns 0, or CLI_EXIT_ENGINE
+ * with the message printed; then no destination has been created. */
+int cli_write(const struct cli_cmd *cmd, const struct cli_output *outs, size_t n);
+
+/* uint64 words <-> little-endian bytes, in place (the file format is LE
+ * whatever the host's byte order). */
+void cli_le64_decode(void *buf, size_t words);
+void cli_le64_encode(void *buf, size_t words);
+
+#endif

@@ -1,0 +1,227 @@
+/* mpcengine list and mpcengine selftest: what the engine found and whether
+ * each implementation passed the known-answer vectors on this machine. */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "tools/cli.h"
+#include "tools/cli_args.h"
+#include "tools/cli_engine.h"
+
+const char cli_usage_list[] =
+    "usage: mpcengine list [--json] [--impl NAME] [--config FILE]\n"
+    "  Every implementation (self-tested first) and every module skipped as a\n"
+    "  whole: plugin, primitive, implementation, priority, flags, self-test state\n"
+    "  and the reason for a skip or failure.\n"
+    "  --json          a JSON array of objects with keys plugin, primitive, impl,\n"
+    "                  priority, flags (array of \"constant-time\", \"variable-time\",\n"
+    "                  \"device\"), selftest, reason, path\n" CLI_COMMON_HELP;
+
+const char cli_usage_selftest[] =
+    "usage: mpcengine selftest [--impl NAME] [--config FILE]\n"
+    "  Run the known-answer vectors through every implementation (or only NAME)\n"
+    "  and print one line each. Exit status 0 only if every one that ran passed.\n" CLI_COMMON_HELP;
+
+static const struct {
+    unsigned bit;
+    const char *name;
+} flag_names[] = {
+    {MPCE_IMPL_CONSTANT_TIME, "constant-time"},
+    {MPCE_IMPL_VARIABLE_TIME, "variable-time"},
+    {MPCE_IMPL_DEVICE, "device"},
+};
+
+#define NFLAGS (sizeof(flag_names) / sizeof(flag_names[0]))
+
+static const char *dash(const char *s)
+{
+    return s != NULL && s[0] != '\0' ? s : "-";
+}
+
+static void flags_text(unsigned flags, char *buf, size_t len)
+{
+    size_t used = 0;
+
+    buf[0] = '\0';
+    for (size_t i = 0; i < NFLAGS; i++)
+        if (flags & flag_names[i].bit)
+            used += (size_t)snprintf(buf + used, used < len ? len - used : 0, "%s%s",
+                                     used > 0 ? "," : "", flag_names[i].name);
+    if (used == 0)
+        snprintf(buf, len, "-");
+}
+
+static void json_string(const char *s)
+{
+    putchar('"');
+    for (const unsigned char *p = (const unsigned char *)(s != NULL ? s : ""); *p; p++) {
+        if (*p == '"' || *p == '\\')
+            printf("\\%c", *p);
+        else if (*p < 0x20)
+            printf("\\u%04x", *p);
+        else
+            putchar(*p);
+    }
+    putchar('"');
+}
+
+static int selected(const mpce_impl_info *row, const char *impl)
+{
+    return impl == NULL || strcmp(row->impl, impl) == 0;
+}
+
+static void print_json(const mpce_impl_info *rows, size_t count, const char *impl)
+{
+    int first = 1;
+
+    putchar('[');
+    for (size_t i = 0; i < count; i++) {
+        const mpce_impl_info *r = &rows[i];
+        if (!selected(r, impl))
+            continue;
+        printf("%s\n  {\"plugin\": ", first ? "" : ",");
+        first = 0;
+        json_string(r->plugin);
+        printf(", \"primitive\": ");
+        json_string(r->primitive);
+        printf(", \"impl\": ");
+        json_string(r->impl);
+        printf(", \"priority\": %d, \"flags\": [", r->priority);
+        int nf = 0;
+        for (size_t f = 0; f < NFLAGS; f++)
+            if (r->flags & flag_names[f].bit) {
+                printf("%s", nf++ > 0 ? ", " : "");
+                json_string(flag_names[f].name);
+            }
+        printf("], \"selftest\": ");
+        json_string(r->selftest);
+        printf(", \"reason\": ");
+        json_string(r->reason);
+        printf(", \"path\": ");
+        json_string(r->path);
+        putchar('}');
+    }
+    printf("%s]\n", first ? "" : "\n");
+}
+
+enum { COL_PLUGIN, COL_PRIM, COL_IMPL, COL_PRIO, COL_FLAGS, COL_TEST, COL_REASON, NCOLS };
+
+static void print_table(const mpce_impl_info *rows, size_t count, const char *impl)
+{
+    static const char *const head[NCOLS] = {"PLUGIN",   "PRIMITIVE", "IMPL",  "PRIORITY",
+                                            "FLAGS",    "SELFTEST",  "REASON"};
+    int width[NCOLS];
+    char prio[16], flags[64];
+
+    for (int c = 0; c < NCOLS; c++)
+        width[c] = (int)strlen(head[c]);
+    /* Two passes: widths first, so the columns line up. */
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1)
+            printf("%-*s  %-*s  %-*s  %*s  %-*s  %-*s  %s\n", width[0], head[0], width[1],
+                   head[1], width[2], head[2], width[3], head[3], width[4], head[4], width[5],
+                   head[5], head[6]);
+        for (size_t i = 0; i < count; i++) {
+            const mpce_impl_info *r = &rows[i];
+            if (!selected(r, impl))
+                continue;
+            snprintf(prio, sizeof(prio), "%d", r->priority);
+            flags_text(r->flags, flags, sizeof(flags));
+            const char *cell[NCOLS] = {dash(r->plugin), dash(r->primitive), dash(r->impl), prio,
+                                       flags,           dash(r->selftest),  r->reason};
+            if (pass == 0) {
+                for (int c = 0; c < NCOLS; c++)
+                    if ((int)strlen(cell[c]) > width[c])
+                        width[c] = (int)strlen(cell[c]);
+                continue;
+            }
+            /* no padding after the last non-empty cell */
+            int last = cell[6][0] != '\0' ? width[5] : 0;
+            printf("%-*s  %-*s  %-*s  %*s  %-*s  %-*s%s%s\n", width[0], cell[0], width[1],
+                   cell[1], width[2], cell[2], width[3], cell[3], width[4], cell[4], last,
+                   cell[5], cell[6][0] != '\0' ? "  " : "", cell[6]);
+        }
+    }
+}
+
+/* The row named impl exists, or an error naming it has been printed. */
+static int check_named(const struct cli_cmd *cmd, const mpce_impl_info *rows, size_t count,
+                       const char *impl)
+{
+    if (impl == NULL)
+        return 0;
+    for (size_t i = 0; i < count; i++)
+        if (strcmp(rows[i].impl, impl) == 0)
+            return 0;
+    return cli_fail(cmd, CLI_EXIT_ENGINE, "--impl: no implementation named '%s' (see 'mpcengine list')",
+                    impl);
+}
+
+int cmd_list(int argc, char **argv)
+{
+    struct cli_opt opts[] = {{"json", 0, NULL}, CLI_COMMON_OPTS};
+    const struct cli_cmd cmd = {"mpcengine list", cli_usage_list, opts};
+    const mpce_impl_info *rows = NULL;
+    size_t count = 0;
+    mpce_status st;
+    int rc = cli_parse(&cmd, argc, argv);
+
+    if (rc != CLI_PARSED)
+        return cli_parse_exit(rc);
+    rc = cli_engine_start(&cmd);
+    if (rc != 0)
+        return rc;
+    st = mpce_list(NULL, 1, &rows, &count);
+    if (st != MPCE_OK)
+        return cli_engine_fail(&cmd, st);
+    rc = check_named(&cmd, rows, count, cli_impl(&cmd));
+    if (rc != 0)
+        return rc;
+    if (cli_value(&cmd, "json") != NULL)
+        print_json(rows, count, cli_impl(&cmd));
+    else
+        print_table(rows, count, cli_impl(&cmd));
+    return 0;
+}
+
+int cmd_selftest(int argc, char **argv)
+{
+    struct cli_opt opts[] = {CLI_COMMON_OPTS};
+    const struct cli_cmd cmd = {"mpcengine selftest", cli_usage_selftest, opts};
+    const char *impl;
+    const mpce_impl_info *rows = NULL;
+    size_t count = 0, passed = 0, failed = 0, skipped = 0;
+    mpce_status st, list_st;
+    int rc = cli_parse(&cmd, argc, argv);
+
+    if (rc != CLI_PARSED)
+        return cli_parse_exit(rc);
+    rc = cli_engine_start(&cmd);
+    if (rc != 0)
+        return rc;
+    impl = cli_impl(&cmd);
+    st = mpce_selftest(NULL, impl, &passed, &failed);
+    if (st == MPCE_ERR_NOIMPL && impl != NULL)
+        return cli_engine_fail(&cmd, st);
+    /* Keep the self-test's error detail: the listing call would clear it. */
+    char detail[512];
+    snprintf(detail, sizeof(detail), "%s", mpce_last_error());
+    list_st = mpce_list(NULL, 0, &rows, &count);
+    if (list_st != MPCE_OK)
+        return cli_engine_fail(&cmd, list_st);
+    for (size_t i = 0; i < count; i++) {
+        const mpce_impl_info *r = &rows[i];
+        if (!selected(r, impl))
+            continue;
+        skipped += strcmp(r->selftest, "skipped") == 0;
+        printf("%-8s %s%s%s\n", r->selftest, r->impl[0] != '\0' ? r->impl : r->path,
+               r->reason[0] != '\0' ? ": " : "", r->reason);
+    }
+    printf("%zu passed, %zu failed, %zu skipped\n", passed, failed, skipped);
+    if (st != MPCE_OK) {
+        fprintf(stderr, "%s: %s\n", cmd.prog, detail[0] != '\0' ? detail : mpce_status_name(st));
+        return CLI_EXIT_ENGINE;
+    }
+    return CLI_EXIT_OK;
+}
