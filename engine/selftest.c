@@ -512,7 +512,7 @@ static int dpf_record(struct run *r)
         return -1;
     const struct mpce_dpf_key_v1 *keys[2] = {k0, k1};
     for (int p = 0; p < 2; p++) {
-        char field[8];
+        char field[24];
         snprintf(field, sizeof(field), "key%d", p);
         uint8_t *want = hex_n(r, field, klen);
         if (!want)
@@ -532,7 +532,7 @@ static int dpf_record(struct run *r)
     if (!out || npts == 0)
         return fail(r, "eval_x is empty");
     for (int p = 0; p < 2; p++) {
-        char field[8];
+        char field[24];
         snprintf(field, sizeof(field), "eval%d", p);
         if (!(want[p] = hex_n(r, field, npts * osz)))
             return -1;
@@ -561,7 +561,7 @@ static int dpf_record(struct run *r)
     if (!buf)
         return fail(r, "out of memory");
     for (int p = 0; p < 2; p++) {
-        char field[20];
+        char field[32];
         snprintf(field, sizeof(field), "evalall%d_sha256", p);
         const struct mpce_dpf_key_v1 *k = keys[p];
         void *argv[] = {&r->state, &k, &buf};
