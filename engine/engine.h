@@ -20,6 +20,7 @@ struct mpce_module {
     int skipped;                /* the whole module is unusable */
     int broken;                 /* skipped for a fault, not a probe refusal (strict) */
     char reason[512];
+    char sha256[65];            /* file fingerprint; "" for built-in */
 };
 
 /* A listing snapshot; kept until the engine is freed (mpce_list's promise). */

@@ -37,6 +37,7 @@ struct mpce_slot {
     const struct mpce_impl *impl;
     const char *plugin;        /* plugin name */
     const char *path;          /* module file or "(built-in)" */
+    const char *sha256;        /* module file's SHA-256 (hex), "" for built-in */
     enum mpce_selftest_state state;
     char reason[256];          /* why skipped/failed/not selectable */
     int selectable;            /* passed, allowed by policy */

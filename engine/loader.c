@@ -293,6 +293,8 @@ static mpce_status load_file(mpce_engine *e, const char *path, const char *dir_p
         set_reason(m, 1, "not a regular file");
     } else if (unsafe(&sb, "file", path, why, sizeof(why))) {
         set_reason(m, 1, "%s", why);
+    } else if (mpce_file_sha256(path, m->sha256, why, sizeof(why)) != 0) {
+        set_reason(m, 1, "%s", why);
     } else {
         dlerror();
         m->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);

@@ -18,6 +18,9 @@ mpce_status mpce_loader_add_builtin(mpce_engine *e, const char *label,
  * allocation failure; skipped modules are recorded, not returned. */
 mpce_status mpce_loader_load_dirs(mpce_engine *e);
 
+/* Lowercase hex SHA-256 of a file; 0, or -1 with the reason in why. */
+int mpce_file_sha256(const char *path, char hex[65], char *why, size_t why_len);
+
 /* dlclose a module record's handle and free it. */
 void mpce_loader_free_module(struct mpce_module *m);
 

@@ -62,6 +62,7 @@ mpce_status mpce_registry_add_slot(mpce_engine *e, const struct mpce_module *m,
     s->impl = impl;
     s->plugin = m->name;
     s->path = m->path;
+    s->sha256 = m->sha256;
     s->state = state;
     snprintf(s->reason, sizeof(s->reason), "%s", reason ? reason : "");
     e->slots[e->n_slots++] = s;
@@ -293,6 +294,7 @@ static struct mpce_rows *build_rows(mpce_engine *e)
             snprintf(reason, reason_len, "%s", s->reason);
         row->reason = reason;
         row->path = s->path;
+        row->sha256 = s->sha256;
     }
     for (size_t i = 0; i < e->n_modules; i++) {
         const struct mpce_module *m = e->modules[i];
@@ -307,6 +309,7 @@ static struct mpce_rows *build_rows(mpce_engine *e)
         row->selftest = "skipped";
         row->reason = reason;
         row->path = m->path;
+        row->sha256 = m->sha256;
         k++;
     }
     r->count = n;

@@ -13,6 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <openssl/sha.h>
+
 #include "tests/testutil.h"
 
 #ifndef TEST_MODULE_DIR
@@ -130,6 +132,25 @@ static void expect_skipped(mpce_engine *e, const char *module, const char *needl
 }
 
 /* FIPS-197 C.1 through "auto" (and through impl if given). */
+/* Independent of the engine's own fingerprinting: OpenSSL's one-shot SHA256. */
+static int file_sha256_hex(const char *path, char hex[65])
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return -1;
+    unsigned char *buf = malloc(1 << 24);
+    size_t len = buf ? fread(buf, 1, 1 << 24, f) : 0;
+    fclose(f);
+    if (!buf)
+        return -1;
+    unsigned char md[SHA256_DIGEST_LENGTH];
+    SHA256(buf, len, md);
+    free(buf);
+    for (int i = 0; i < SHA256_DIGEST_LENGTH; i++)
+        snprintf(hex + 2 * i, 3, "%02x", md[i]);
+    return 0;
+}
+
 static mpce_status ecb_c1(mpce_engine *e, const char *impl)
 {
     static const uint8_t key[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
@@ -245,6 +266,13 @@ static void test_good_module(void)
     CU_ASSERT_STRING_EQUAL(row->selftest, "pass");
     CU_ASSERT_STRING_EQUAL(row->plugin, "testgood");
     CU_ASSERT_STRING_EQUAL(row->reason, "");
+    /* The listing's fingerprint is the SHA-256 of the module file itself. */
+    char path[4096], want[65];
+    snprintf(path, sizeof(path), "%s/mod_good.so", dir);
+    CU_ASSERT_STRING_EQUAL(row->path, path);
+    CU_ASSERT_EQUAL(strlen(row->sha256), 64);
+    CU_ASSERT_EQUAL(file_sha256_hex(path, want), 0);
+    CU_ASSERT_STRING_EQUAL(row->sha256, want);
     /* Priority 200 beats soft's 100. */
     CU_ASSERT_STRING_EQUAL(mpce_resolve(e, MPCE_PRIM_PRG), "prg-test-good");
     size_t passed, failed;

@@ -16,7 +16,7 @@ const char cli_usage_list[] =
     "  and the reason for a skip or failure.\n"
     "  --json          a JSON array of objects with keys plugin, primitive, impl,\n"
     "                  priority, flags (array of \"constant-time\", \"variable-time\",\n"
-    "                  \"device\"), selftest, reason, path\n" CLI_COMMON_HELP;
+    "                  \"device\"), selftest, reason, path, sha256\n" CLI_COMMON_HELP;
 
 const char cli_usage_selftest[] =
     "usage: mpcengine selftest [--impl NAME] [--config FILE]\n"
@@ -100,6 +100,8 @@ static void print_json(const mpce_impl_info *rows, size_t count, const char *imp
         json_string(r->reason);
         printf(", \"path\": ");
         json_string(r->path);
+        printf(", \"sha256\": ");
+        json_string(r->sha256);
         putchar('}');
     }
     printf("%s]\n", first ? "" : "\n");

@@ -116,6 +116,8 @@ typedef struct mpce_impl_info {
     const char *selftest;   /* "pass", "fail", "skipped" or "untested" */
     const char *reason;     /* why skipped, failed or not selectable; "" otherwise */
     const char *path;       /* module file, "(built-in)" for soft */
+    const char *sha256;     /* SHA-256 of the module file in hex; "" for built-in
+                               or a file that could not be read */
 } mpce_impl_info;
 
 /*
