@@ -21,7 +21,13 @@ mpce_status mpce_state_cache_get(struct mpce_state_cache *cache, const struct mp
     pthread_mutex_lock(&cache->lock);
     for (size_t i = 0; i < cache->count; i++) {
         if (cache->items[i].impl == impl) {
-            *state = cache->items[i].state;
+            if (cache->items[i].unsupported)
+                st = mpce_error(MPCE_ERR_NOIMPL,
+                                "%s does not serve this context's parameters; use another "
+                                "implementation or \"auto\"",
+                                impl->name);
+            else
+                *state = cache->items[i].state;
             goto out;
         }
     }
@@ -34,6 +40,18 @@ mpce_status mpce_state_cache_get(struct mpce_state_cache *cache, const struct mp
     }
     void *made = NULL;
     int rc = make(impl, args, &made);
+    if (rc == MPCE_ERR_NOIMPL) {
+        /* Remembered, so later calls do not retry the plugin. */
+        char detail[512];
+        snprintf(detail, sizeof(detail), "%s", mpce_last_error());
+        cache->items[cache->count].impl = impl;
+        cache->items[cache->count].state = NULL;
+        cache->items[cache->count].unsupported = 1;
+        cache->count++;
+        st = mpce_error(MPCE_ERR_NOIMPL, "%s does not serve this context's parameters%s%s",
+                        impl->name, detail[0] ? ": " : "", detail);
+        goto out;
+    }
     if (rc != 0) {
         /* Keep what the plugin said through host->set_error, if anything. */
         char detail[512];
@@ -58,7 +76,8 @@ out:
 void mpce_state_cache_destroy(struct mpce_state_cache *cache, mpce_state_free_fn destroy)
 {
     for (size_t i = 0; i < cache->count; i++)
-        destroy(cache->items[i].impl, cache->items[i].state);
+        if (!cache->items[i].unsupported)
+            destroy(cache->items[i].impl, cache->items[i].state);
     cache->count = 0;
     pthread_mutex_destroy(&cache->lock);
 }
@@ -71,6 +90,15 @@ mpce_status mpce_dispatch(mpce_engine *engine, struct mpce_state_cache *cache,
     if (!picked)
         return MPCE_ERR_NOIMPL;
     mpce_status st = mpce_state_cache_get(cache, picked->impl, make, args, state);
+    if (st == MPCE_ERR_NOIMPL) {
+        const struct mpce_slot *next[32];
+        size_t n = mpce_pick_fallbacks(engine, prim, impl_name, picked, next, 32);
+        for (size_t i = 0; i < n && st == MPCE_ERR_NOIMPL; i++) {
+            st = mpce_state_cache_get(cache, next[i]->impl, make, args, state);
+            if (st == MPCE_OK)
+                picked = next[i];
+        }
+    }
     if (st == MPCE_OK)
         *slot = picked;
     return st;

@@ -52,6 +52,15 @@ struct mpce_slot {
  */
 const struct mpce_slot *mpce_pick(mpce_engine *engine, mpce_primitive prim, const char *name);
 
+/*
+ * For an "auto" call (name NULL or "auto", no pin or override) whose first
+ * choice `first` cannot serve the context's shape: the other selectable
+ * implementations of prim, highest priority first (up to max). 0 otherwise.
+ */
+size_t mpce_pick_fallbacks(mpce_engine *engine, mpce_primitive prim, const char *name,
+                           const struct mpce_slot *first, const struct mpce_slot **out,
+                           size_t max);
+
 /* NULL -> the global engine, initialised on demand. NULL on failure (error set). */
 mpce_engine *mpce_engine_get(mpce_engine *engine);
 
@@ -65,6 +74,7 @@ mpce_engine *mpce_engine_get(mpce_engine *engine);
 struct mpce_impl_state {
     const struct mpce_impl *impl;
     void *state;
+    int unsupported; /* ctx_new said MPCE_ERR_NOIMPL: this shape is not served */
 };
 
 struct mpce_state_cache {
@@ -73,6 +83,9 @@ struct mpce_state_cache {
     struct mpce_impl_state items[16];
 };
 
+/* A make function returns 0, or an mpce_status; MPCE_ERR_NOIMPL means "this
+ * implementation does not serve the context's parameters" (e.g. IFMA NTT
+ * with a 61-bit modulus), which "auto" answers by falling back. */
 typedef int (*mpce_state_make_fn)(const struct mpce_impl *impl, const void *args, void **state);
 typedef void (*mpce_state_free_fn)(const struct mpce_impl *impl, void *state);
 

@@ -59,6 +59,8 @@ static struct op_row rows[] = {
     OP("dpf.eval_keys", MPCE_PRIM_DPF, mpce_dpf_vtable, eval_keys, 0, 5, FFI_PTR, FFI_PTR,
        FFI_PTR, FFI_SIZE, FFI_PTR),
     OP("dpf.evalall", MPCE_PRIM_DPF, mpce_dpf_vtable, evalall, 0, 3, FFI_PTR, FFI_PTR, FFI_PTR),
+    OP("dpf.evalall_range", MPCE_PRIM_DPF, mpce_dpf_vtable, evalall_range, 0, 5, FFI_PTR,
+       FFI_PTR, FFI_U64, FFI_U64, FFI_PTR),
 };
 
 #define N_OPS (sizeof(rows) / sizeof(rows[0]))

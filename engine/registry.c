@@ -245,6 +245,41 @@ const struct mpce_slot *mpce_pick(mpce_engine *engine, mpce_primitive prim, cons
     return s;
 }
 
+size_t mpce_pick_fallbacks(mpce_engine *engine, mpce_primitive prim, const char *name,
+                           const struct mpce_slot *first, const struct mpce_slot **out,
+                           size_t max)
+{
+    mpce_engine *e = mpce_engine_get(engine);
+    if (!e || (unsigned)prim >= MPCE_PRIM_COUNT || (name && strcmp(name, "auto") != 0) ||
+        e->cfg.pin[prim])
+        return 0;
+    size_t n = 0;
+    pthread_mutex_lock(&e->lock);
+    for (size_t i = 0; i < e->n_slots; i++) {
+        struct mpce_slot *s = e->slots[i];
+        if (s == first || s->impl->primitive != (uint32_t)prim ||
+            state_of(s) == MPCE_ST_SKIPPED || state_of(s) == MPCE_ST_FAIL ||
+            !policy_allows(e, s))
+            continue;
+        ensure_tested(e, s);
+        if (!s->selectable)
+            continue;
+        /* Insertion by priority, earlier registration first among equals. */
+        size_t at = n < max ? n : max - 1;
+        if (n == max && s->impl->priority <= out[max - 1]->impl->priority)
+            continue;
+        while (at > 0 && out[at - 1]->impl->priority < s->impl->priority) {
+            out[at] = out[at - 1];
+            at--;
+        }
+        out[at] = s;
+        if (n < max)
+            n++;
+    }
+    pthread_mutex_unlock(&e->lock);
+    return n;
+}
+
 static const char *state_name(enum mpce_selftest_state st)
 {
     switch (st) {

@@ -75,12 +75,13 @@ static void test_lp64_layout(void)
     CU_ASSERT_EQUAL(sizeof(struct mpce_lpn_vtable), 32);
     PIN(struct mpce_lpn_vtable, ctx_new, 8);
     PIN(struct mpce_lpn_vtable, fold, 24);
-    CU_ASSERT_EQUAL(sizeof(struct mpce_dpf_vtable), 56);
+    CU_ASSERT_EQUAL(sizeof(struct mpce_dpf_vtable), 64);
     PIN(struct mpce_dpf_vtable, ctx_new, 8);
     PIN(struct mpce_dpf_vtable, gen, 24);
     PIN(struct mpce_dpf_vtable, eval, 32);
     PIN(struct mpce_dpf_vtable, eval_keys, 40);
     PIN(struct mpce_dpf_vtable, evalall, 48);
+    PIN(struct mpce_dpf_vtable, evalall_range, 56);
     CU_ASSERT_EQUAL(sizeof(struct mpce_dpf_key_v1), 1100);
     PIN(struct mpce_dpf_key_v1, kl, 4);
     PIN(struct mpce_dpf_key_v1, kr, 20);

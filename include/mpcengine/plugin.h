@@ -104,6 +104,10 @@ struct mpce_dpf_vtable {
                      const uint64_t *points, size_t nkeys, uint8_t *out);
     /* 2^bits outputs, bits <= 32. */
     int (*evalall)(void *state, const struct mpce_dpf_key_v1 *key, uint8_t *out);
+    /* The outputs for x in [x_begin, x_end) only, x_begin's first: a slice of
+     * evalall, so the engine can split one over its worker threads. */
+    int (*evalall_range)(void *state, const struct mpce_dpf_key_v1 *key, uint64_t x_begin,
+                         uint64_t x_end, uint8_t *out);
 };
 
 /* One implementation of one primitive. */

@@ -67,6 +67,12 @@ static int soft_dpf_evalall(void *state, const struct mpce_dpf_key_v1 *key, uint
     return mpce_dpfw_evalall(state, key, out);
 }
 
+static int soft_dpf_evalall_range(void *state, const struct mpce_dpf_key_v1 *key,
+                                  uint64_t x_begin, uint64_t x_end, uint8_t *out)
+{
+    return mpce_dpfw_evalall_range(state, key, x_begin, x_end, out);
+}
+
 const struct mpce_dpf_vtable mpce_soft_dpf_vtable = {
     .struct_size = sizeof(struct mpce_dpf_vtable),
     .ctx_new = soft_dpf_new,
@@ -75,4 +81,5 @@ const struct mpce_dpf_vtable mpce_soft_dpf_vtable = {
     .eval = soft_dpf_eval,
     .eval_keys = soft_dpf_eval_keys,
     .evalall = soft_dpf_evalall,
+    .evalall_range = soft_dpf_evalall_range,
 };
