@@ -2,7 +2,9 @@
  * DPF suite, through the public API only: every dpf.txt record (keys byte
  * for byte, point and full-domain outputs), reconstruction on random keys,
  * the default PRG keys, the hostile-input key parser (one test per malformed
- * class) and the engine's argument checks, for every DPF implementation.
+ * class) and the engine's argument checks, for every DPF implementation;
+ * and an independent reference of SPEC.md section 4 (anchored to dpf.txt)
+ * that every implementation must match on random parameters.
  */
 #include "config.h"
 
@@ -626,6 +628,430 @@ static void test_evalall_args(void)
     mpce_dpf_free(big);
 }
 
+/* ---- (6) independent reference ------------------------------------------------ */
+
+/*
+ * SPEC.md section 4 written out again, level by level, with OpenSSL's AES one
+ * block at a time and the v1 layout built byte by byte. It shares no code
+ * with the engine, so agreement on random parameters shows every
+ * implementation bit-exact with the spec beyond the fixed vectors.
+ */
+
+#define REF_MAX_KEY (72 + 16 * 64 + 8)
+
+struct ref_prg {
+    EVP_CIPHER_CTX *aes[2]; /* kL, kR */
+};
+
+struct ref_key {
+    unsigned n, group, party;
+    uint8_t kl[16], kr[16], seed[16];
+    uint8_t cw_s[64][16]; /* tLCW in the t-bit */
+    uint8_t cw_tr[64];
+    uint8_t cw_out[16];
+};
+
+static void ref_prg_init(struct ref_prg *p, const uint8_t kl[16], const uint8_t kr[16])
+{
+    const uint8_t *keys[2] = {kl, kr};
+    for (int c = 0; c < 2; c++) {
+        p->aes[c] = EVP_CIPHER_CTX_new();
+        CU_ASSERT_FATAL(p->aes[c] != NULL);
+        CU_ASSERT_FATAL(EVP_EncryptInit_ex(p->aes[c], EVP_aes_128_ecb(), NULL, keys[c], NULL) ==
+                        1);
+        EVP_CIPHER_CTX_set_padding(p->aes[c], 0);
+    }
+}
+
+static void ref_prg_free(struct ref_prg *p)
+{
+    EVP_CIPHER_CTX_free(p->aes[0]);
+    EVP_CIPHER_CTX_free(p->aes[1]);
+}
+
+static void ref_put64(uint8_t *p, uint64_t v)
+{
+    for (unsigned i = 0; i < 8; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* G(s) = (AES_kL(s) ^ s, AES_kR(s) ^ s); the t-bits are taken, then cleared. */
+static void ref_expand(const struct ref_prg *p, const uint8_t s[16], uint8_t child[2][16],
+                       unsigned t[2])
+{
+    for (int c = 0; c < 2; c++) {
+        int len = 0;
+        if (EVP_EncryptUpdate(p->aes[c], child[c], &len, s, 16) != 1 || len != 16)
+            CU_FAIL_FATAL("EVP_EncryptUpdate");
+        for (int i = 0; i < 16; i++)
+            child[c][i] ^= s[i];
+        t[c] = child[c][12] & 1u;
+        child[c][12] &= 0xfe;
+    }
+}
+
+static unsigned ref_bit(uint64_t x, unsigned n, unsigned level)
+{
+    return (unsigned)(x >> (n - 1 - level)) & 1u;
+}
+
+/* SPEC.md's Gen pseudo-code, line by line. */
+static void ref_gen(const struct ref_prg *p, const uint8_t kl[16], const uint8_t kr[16],
+                    unsigned n, unsigned group, uint64_t alpha, const uint8_t beta_in[16],
+                    const uint8_t seed0[16], const uint8_t seed1[16], struct ref_key k[2])
+{
+    uint8_t s[2][16], beta[16];
+    unsigned t[2] = {0, 1};
+
+    memcpy(s[0], seed0, 16);
+    memcpy(s[1], seed1, 16);
+    s[0][12] &= 0xfe;
+    s[1][12] &= 0xfe;
+    for (unsigned b = 0; b < 2; b++) {
+        memset(&k[b], 0, sizeof(k[b]));
+        k[b].n = n;
+        k[b].group = group;
+        k[b].party = b;
+        memcpy(k[b].kl, kl, 16);
+        memcpy(k[b].kr, kr, 16);
+        memcpy(k[b].seed, s[b], 16);
+    }
+    for (unsigned i = 0; i < n; i++) {
+        uint8_t ch[2][2][16], scw[16];
+        unsigned tc[2][2], tcw[2];
+        ref_expand(p, s[0], ch[0], tc[0]);
+        ref_expand(p, s[1], ch[1], tc[1]);
+        const unsigned a = ref_bit(alpha, n, i), keep = a, lose = 1 - a;
+        for (int j = 0; j < 16; j++)
+            scw[j] = ch[0][lose][j] ^ ch[1][lose][j];
+        tcw[0] = tc[0][0] ^ tc[1][0] ^ a ^ 1;
+        tcw[1] = tc[0][1] ^ tc[1][1] ^ a;
+        for (unsigned b = 0; b < 2; b++) {
+            for (int j = 0; j < 16; j++)
+                s[b][j] = ch[b][keep][j] ^ (t[b] ? scw[j] : 0);
+            t[b] = tc[b][keep] ^ (t[b] & tcw[keep]);
+        }
+        for (unsigned b = 0; b < 2; b++) {
+            memcpy(k[b].cw_s[i], scw, 16);
+            k[b].cw_s[i][12] |= (uint8_t)tcw[0];
+            k[b].cw_tr[i] = (uint8_t)tcw[1];
+        }
+    }
+    memcpy(beta, beta_in, 16);
+    uint8_t out[16] = {0};
+    if (group == MPCE_DPF_BYTES) {
+        beta[12] &= 0xfe;
+        for (int j = 0; j < 16; j++)
+            out[j] = beta[j] ^ s[0][j] ^ s[1][j]; /* -CW = CW */
+    } else {
+        uint64_t v = le64(beta) - le64(s[0]) + le64(s[1]);
+        ref_put64(out, t[1] ? (uint64_t)0 - v : v);
+    }
+    memcpy(k[0].cw_out, out, 16);
+    memcpy(k[1].cw_out, out, 16);
+}
+
+/* Eval at one point: output_size bytes into y. */
+static void ref_eval(const struct ref_prg *p, const struct ref_key *k, uint64_t x, uint8_t *y)
+{
+    uint8_t s[16];
+    unsigned t = k->party;
+
+    memcpy(s, k->seed, 16);
+    for (unsigned i = 0; i < k->n; i++) {
+        uint8_t ch[2][16];
+        unsigned tc[2];
+        ref_expand(p, s, ch, tc);
+        if (t) {
+            for (int c = 0; c < 2; c++)
+                for (int j = 0; j < 16; j++)
+                    ch[c][j] ^= j == 12 ? (uint8_t)(k->cw_s[i][j] & 0xfe) : k->cw_s[i][j];
+            tc[0] ^= k->cw_s[i][12] & 1u;
+            tc[1] ^= k->cw_tr[i];
+        }
+        const unsigned bit = ref_bit(x, k->n, i);
+        memcpy(s, ch[bit], 16);
+        t = tc[bit];
+    }
+    if (k->group == MPCE_DPF_BYTES) {
+        for (int j = 0; j < 16; j++)
+            y[j] = s[j] ^ (t ? k->cw_out[j] : 0);
+    } else {
+        uint64_t v = le64(s) + (t ? le64(k->cw_out) : 0);
+        ref_put64(y, k->party ? (uint64_t)0 - v : v);
+    }
+}
+
+/* Format v1, field by field; returns the length. */
+static size_t ref_serialize(const struct ref_key *k, uint8_t *buf)
+{
+    size_t off = 0;
+    memset(buf, 0, REF_MAX_KEY);
+    memcpy(buf, "MDPF", 4);
+    buf[4] = 1;
+    buf[5] = (uint8_t)k->n;
+    buf[6] = (uint8_t)k->group;
+    buf[7] = (uint8_t)k->party;
+    memcpy(buf + 8, k->kl, 16);
+    memcpy(buf + 24, k->kr, 16);
+    memcpy(buf + 40, k->seed, 16);
+    off = 56;
+    for (unsigned i = 0; i < k->n; i++, off += 16)
+        memcpy(buf + off, k->cw_s[i], 16);
+    for (unsigned i = 0; i < k->n; i++)
+        buf[off + i / 8] |= (uint8_t)(k->cw_tr[i] << (i % 8));
+    off += (k->n + 7) / 8;
+    memcpy(buf + off, k->cw_out, 16);
+    return off + 16;
+}
+
+/* The reference reproduces the published vectors, so it is anchored to the
+ * spec and not merely to itself. */
+static void test_reference_vectors(void)
+{
+    struct mpce_kat_set set;
+    CU_ASSERT_FATAL(mpce_kat_load("dpf.txt", &set) == 0);
+    for (size_t r = 0; r < set.count; r++) {
+        const struct mpce_kat_record *rec = &set.records[r];
+        uint8_t *kl = NULL, *kr = NULL, *s0 = NULL, *s1 = NULL, *bh = NULL, beta[16] = {0};
+        uint64_t bits = 0, alpha = 0, bu = 0, *xs = NULL;
+        size_t len = 0, nx = 0;
+        const char *group = mpce_kat_get(rec, "group");
+        CU_ASSERT_FATAL(group != NULL);
+        const unsigned g = strcmp(group, "u64") == 0 ? MPCE_DPF_U64 : MPCE_DPF_BYTES;
+        CU_ASSERT_FATAL(mpce_kat_u64(rec, "n", &bits) == 0 && bits >= 1 && bits <= 64);
+        CU_ASSERT_FATAL(mpce_kat_u64(rec, "alpha", &alpha) == 0);
+        CU_ASSERT_FATAL(mpce_kat_hex(rec, "kL", &kl, &len) == 0 && len == 16);
+        CU_ASSERT_FATAL(mpce_kat_hex(rec, "kR", &kr, &len) == 0 && len == 16);
+        CU_ASSERT_FATAL(mpce_kat_hex(rec, "seed0", &s0, &len) == 0 && len == 16);
+        CU_ASSERT_FATAL(mpce_kat_hex(rec, "seed1", &s1, &len) == 0 && len == 16);
+        CU_ASSERT_FATAL(mpce_kat_u64_list(rec, "eval_x", &xs, &nx) == 0);
+        if (g == MPCE_DPF_U64) {
+            CU_ASSERT_FATAL(mpce_kat_u64(rec, "beta_u64", &bu) == 0);
+            ref_put64(beta, bu);
+        } else {
+            CU_ASSERT_FATAL(mpce_kat_hex(rec, "beta", &bh, &len) == 0 && len == 16);
+            memcpy(beta, bh, 16);
+        }
+
+        struct ref_prg prg;
+        struct ref_key k[2];
+        uint8_t ser[REF_MAX_KEY], cw_s[16 * 64];
+        const size_t osz = mpce_dpf_output_size((mpce_dpf_group)g);
+        uint8_t *y = malloc(nx * osz + 1);
+        int ok = 1;
+        CU_ASSERT_FATAL(y != NULL);
+        ref_prg_init(&prg, kl, kr);
+        ref_gen(&prg, kl, kr, (unsigned)bits, g, alpha, beta, s0, s1, k);
+        for (unsigned i = 0; i < bits; i++)
+            memcpy(cw_s + 16 * i, k[0].cw_s[i], 16);
+        ok &= expect_hex(rec, "cw_s", cw_s, 16 * bits);
+        ok &= expect_hex(rec, "cw_out", k[0].cw_out, 16);
+        for (unsigned b = 0; b < 2; b++) {
+            char name[16];
+            size_t klen = ref_serialize(&k[b], ser);
+            CU_ASSERT_EQUAL(klen, mpce_dpf_key_size((unsigned)bits));
+            snprintf(name, sizeof(name), "key%u", b);
+            ok &= expect_hex(rec, name, ser, klen);
+            for (size_t j = 0; j < nx; j++)
+                ref_eval(&prg, &k[b], xs[j], y + j * osz);
+            snprintf(name, sizeof(name), "eval%u", b);
+            ok &= expect_hex(rec, name, y, nx * osz);
+        }
+        if (!ok)
+            fprintf(stderr, "  the test's own reference disagrees with dpf.txt line %u\n",
+                    rec->line);
+        CU_ASSERT(ok);
+        ref_prg_free(&prg);
+        free(y);
+        free(kl);
+        free(kr);
+        free(s0);
+        free(s1);
+        free(bh);
+        free(xs);
+    }
+    mpce_kat_free(&set);
+}
+
+/* Random Gen inputs: PRG keys, seeds (t-bits left random: Gen must clear them),
+ * beta (bytes: random t-bit, Gen clears it; u64: 8 bytes then zeros), alpha. */
+struct ref_params {
+    uint8_t kl[16], kr[16], s0[16], s1[16], beta[16];
+    uint64_t alpha;
+};
+
+static void ref_draw(struct ref_params *r, unsigned n, unsigned group, uint64_t *st)
+{
+    tu_splitmix_bytes(tu_splitmix64(st), r->kl, 16);
+    tu_splitmix_bytes(tu_splitmix64(st), r->kr, 16);
+    tu_splitmix_bytes(tu_splitmix64(st), r->s0, 16);
+    tu_splitmix_bytes(tu_splitmix64(st), r->s1, 16);
+    tu_splitmix_bytes(tu_splitmix64(st), r->beta, 16);
+    if (group == MPCE_DPF_U64)
+        memset(r->beta + 8, 0, 8);
+    r->alpha = tu_splitmix64(st);
+    if (n < 64)
+        r->alpha &= ((uint64_t)1 << n) - 1;
+}
+
+/* Mismatch messages beyond the first few add nothing. */
+static int ref_say(void)
+{
+    static unsigned said;
+    return said++ < 20;
+}
+
+/* Engine keys for r, checked byte for byte against the reference's. */
+static int ref_gen_both(mpce_dpf *ctx, const char *impl, const struct ref_prg *prg, unsigned n,
+                        unsigned group, const struct ref_params *r, const uint8_t *kl,
+                        const uint8_t *kr, struct ref_key rk[2], mpce_dpf_key *ek[2])
+{
+    int ok = 1;
+    ref_gen(prg, kl, kr, n, group, r->alpha, r->beta, r->s0, r->s1, rk);
+    CU_ASSERT_FATAL(mpce_dpf_gen(ctx, impl, r->alpha, r->beta, r->s0, r->s1, &ek[0], &ek[1]) ==
+                    MPCE_OK);
+    for (int b = 0; b < 2; b++) {
+        uint8_t want[REF_MAX_KEY];
+        size_t len = 0, wlen = ref_serialize(&rk[b], want);
+        uint8_t *got = serialized(ek[b], &len);
+        if (len != wlen || memcmp(got, want, wlen) != 0) {
+            size_t at = 0;
+            while (at < len && at < wlen && got[at] == want[at])
+                at++;
+            if (ref_say())
+                fprintf(stderr,
+                        "  %s: n = %u, group %u, alpha = %#llx: key%d differs at byte %zu\n",
+                        impl, n, group, (unsigned long long)r->alpha, b, at);
+            ok = 0;
+        }
+        free(got);
+    }
+    return ok;
+}
+
+static int ref_compare(const char *impl, const char *what, unsigned n, uint64_t x,
+                       const uint8_t *got, const uint8_t *want, size_t osz)
+{
+    if (memcmp(got, want, osz) == 0)
+        return 1;
+    if (ref_say())
+        fprintf(stderr, "  %s %s: n = %u, x = %#llx differs from the reference\n", impl, what,
+                n, (unsigned long long)x);
+    return 0;
+}
+
+enum { REF_POINTS = 300, REF_KEYS = 37 }; /* past one point batch of a walk */
+
+/* One (n, group) draw through one implementation. */
+static void ref_case(const char *impl, unsigned n, unsigned group, uint64_t *st)
+{
+    const size_t osz = mpce_dpf_output_size((mpce_dpf_group)group);
+    const uint64_t mask = n < 64 ? ((uint64_t)1 << n) - 1 : ~(uint64_t)0;
+    struct ref_params r;
+    struct ref_prg prg;
+    struct ref_key rk[2];
+    mpce_dpf *ctx = NULL;
+    mpce_dpf_key *ek[2] = {NULL, NULL};
+    uint64_t xs[REF_POINTS];
+    uint8_t got[REF_POINTS * 16], want[16];
+    int ok = 1;
+
+    ref_draw(&r, n, group, st);
+    ref_prg_init(&prg, r.kl, r.kr);
+    CU_ASSERT_FATAL(mpce_dpf_new(tu_engine(0), n, (mpce_dpf_group)group, r.kl, r.kr, &ctx) ==
+                    MPCE_OK);
+    ok &= ref_gen_both(ctx, impl, &prg, n, group, &r, r.kl, r.kr, rk, ek);
+
+    /* Points: alpha and its neighbours in the first and last level, the ends
+     * of the domain, the rest random. */
+    for (size_t j = 0; j < REF_POINTS; j++)
+        xs[j] = tu_splitmix64(st) & mask;
+    xs[0] = r.alpha;
+    xs[1] = r.alpha ^ 1;
+    xs[2] = r.alpha ^ ((uint64_t)1 << (n - 1));
+    xs[3] = 0;
+    xs[4] = mask;
+    xs[REF_POINTS - 1] = r.alpha;
+    for (unsigned b = 0; b < 2; b++) {
+        CU_ASSERT_EQUAL(mpce_dpf_eval(ctx, impl, ek[b], xs, REF_POINTS, got), MPCE_OK);
+        for (size_t j = 0; j < REF_POINTS; j++) {
+            ref_eval(&prg, &rk[b], xs[j], want);
+            ok &= ref_compare(impl, "eval", n, xs[j], got + j * osz, want, osz);
+        }
+    }
+    if (n <= 13) {
+        const size_t len = ((size_t)1 << n) * osz;
+        uint8_t *all = malloc(len);
+        CU_ASSERT_FATAL(all != NULL);
+        for (unsigned b = 0; b < 2; b++) {
+            CU_ASSERT_EQUAL(mpce_dpf_evalall(ctx, impl, ek[b], all, len), MPCE_OK);
+            for (uint64_t x = 0; x <= mask; x++) {
+                ref_eval(&prg, &rk[b], x, want);
+                ok &= ref_compare(impl, "evalall", n, x, all + x * osz, want, osz);
+            }
+        }
+        free(all);
+    }
+
+    /* eval_keys: REF_KEYS different keys of this context, each at its own
+     * point; the odd ones parsed from the reference's own serialization. */
+    {
+        struct ref_key bk[REF_KEYS][2];
+        mpce_dpf_key *gen[REF_KEYS][2], *parsed[REF_KEYS];
+        const mpce_dpf_key *keys[REF_KEYS];
+        unsigned party[REF_KEYS];
+        uint64_t px[REF_KEYS];
+
+        for (size_t j = 0; j < REF_KEYS; j++) {
+            struct ref_params rj;
+            uint8_t ser[REF_MAX_KEY];
+            ref_draw(&rj, n, group, st);
+            ok &= ref_gen_both(ctx, impl, &prg, n, group, &rj, r.kl, r.kr, bk[j], gen[j]);
+            party[j] = (unsigned)(tu_splitmix64(st) & 1);
+            px[j] = j % 3 == 0 ? rj.alpha : tu_splitmix64(st) & mask;
+            parsed[j] = NULL;
+            if (j & 1) {
+                size_t len = ref_serialize(&bk[j][party[j]], ser);
+                CU_ASSERT_FATAL(mpce_dpf_key_parse(ser, len, &parsed[j]) == MPCE_OK);
+                keys[j] = parsed[j];
+            } else {
+                keys[j] = gen[j][party[j]];
+            }
+        }
+        CU_ASSERT_EQUAL(mpce_dpf_eval_keys(ctx, impl, keys, px, REF_KEYS, got), MPCE_OK);
+        for (size_t j = 0; j < REF_KEYS; j++) {
+            ref_eval(&prg, &bk[j][party[j]], px[j], want);
+            ok &= ref_compare(impl, "eval_keys", n, px[j], got + j * osz, want, osz);
+            mpce_dpf_key_free(gen[j][0]);
+            mpce_dpf_key_free(gen[j][1]);
+            mpce_dpf_key_free(parsed[j]);
+        }
+    }
+    CU_ASSERT(ok);
+    mpce_dpf_key_free(ek[0]);
+    mpce_dpf_key_free(ek[1]);
+    mpce_dpf_free(ctx);
+    ref_prg_free(&prg);
+}
+
+static void test_reference_random(void)
+{
+    /* Level counts around byte and word boundaries, the evalall subtree
+     * size (12) and one past it, and the full 64-bit domain. */
+    static const unsigned bit_list[] = {1, 2, 3, 7, 8, 9, 12, 13, 16, 31, 32, 33, 63, 64};
+    const char *names[MAX_IMPLS];
+    size_t nimpl = dpf_impls(names);
+    uint64_t st = 0xd0f5eed;
+
+    CU_ASSERT(nimpl >= 1);
+    for (size_t i = 0; i < nimpl; i++)
+        for (size_t bi = 0; bi < sizeof(bit_list) / sizeof(bit_list[0]); bi++)
+            for (unsigned g = 0; g < 2; g++)
+                for (int trial = 0; trial < 2; trial++)
+                    ref_case(names[i], bit_list[bi], g, &st);
+}
+
 static const struct tu_test tests[] = {
     {"known answers (every record, every implementation)", test_kat},
     {"reconstruction, n = 1..10, eval/eval_keys/evalall", test_reconstruct_small},
@@ -646,6 +1072,8 @@ static const struct tu_test tests[] = {
     {"parse: NULL arguments", test_parse_args},
     {"key of another domain, group or PRG keys", test_key_mismatch},
     {"evalall: domain too large, out_len too small", test_evalall_args},
+    {"reference: reproduces dpf.txt", test_reference_vectors},
+    {"reference: every implementation on random inputs", test_reference_random},
     {NULL, NULL},
 };
 

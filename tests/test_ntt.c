@@ -4,7 +4,8 @@
  * counts and batches (in place and out of place), agreement with schoolbook
  * negacyclic multiplication, agreement between implementations, and the
  * engine's argument and canonical-input checks, for every NTT implementation
- * that passed its self-test.
+ * that passed its self-test; and every implementation against an independent
+ * O(N^2) evaluation of SPEC.md's sums on random canonical inputs.
  */
 #include "config.h"
 
@@ -459,6 +460,326 @@ static void test_mul_schoolbook(void)
     }
 }
 
+/* ---- independent reference ---------------------------------------------- */
+
+/*
+ * SPEC.md section 2 evaluated straight from its formulas, sharing nothing
+ * with the engine: its own primality test, factoring and root search, and
+ * O(N^2) sums. Random canonical inputs over many (N, q) pairs catch what the
+ * fixed vectors cannot (a twiddle table wrong for one q, a lazy bound that
+ * only overflows near 2^61, a reduction that fails for small q).
+ */
+
+static uint64_t ref_pow(uint64_t b, uint64_t e, uint64_t q)
+{
+    uint64_t r = 1 % q;
+    b %= q;
+    for (; e; e >>= 1) {
+        if (e & 1)
+            r = mulmod(r, b, q);
+        b = mulmod(b, b, q);
+    }
+    return r;
+}
+
+/* Miller-Rabin with the first twelve primes as bases is exact below 3.3e24. */
+static int ref_is_prime(uint64_t n)
+{
+    static const uint64_t bases[] = {2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37};
+    const size_t nb = sizeof(bases) / sizeof(bases[0]);
+    uint64_t d = n - 1;
+    unsigned s = 0;
+    if (n < 2)
+        return 0;
+    for (size_t k = 0; k < nb; k++)
+        if (n % bases[k] == 0)
+            return n == bases[k];
+    while ((d & 1) == 0) {
+        d >>= 1;
+        s++;
+    }
+    for (size_t k = 0; k < nb; k++) {
+        uint64_t x = ref_pow(bases[k], d, n);
+        unsigned r = 1;
+        if (x == 1 || x == n - 1)
+            continue;
+        for (; r < s; r++) {
+            x = mulmod(x, x, n);
+            if (x == n - 1)
+                break;
+        }
+        if (r == s)
+            return 0;
+    }
+    return 1;
+}
+
+static uint64_t ref_gcd(uint64_t a, uint64_t b)
+{
+    while (b) {
+        uint64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+/* A proper factor of the odd composite n (Pollard's rho, Floyd cycles). */
+static uint64_t ref_rho(uint64_t n)
+{
+    for (uint64_t c = 1;; c++) {
+        uint64_t x = 2, y = 2, d = 1;
+        while (d == 1) {
+            x = (mulmod(x, x, n) + c) % n;
+            y = (mulmod(y, y, n) + c) % n;
+            y = (mulmod(y, y, n) + c) % n;
+            d = ref_gcd(x > y ? x - y : y - x, n);
+        }
+        if (d != n)
+            return d;
+    }
+}
+
+static void ref_add_factor(uint64_t p, uint64_t *f, size_t *nf)
+{
+    for (size_t k = 0; k < *nf; k++)
+        if (f[k] == p)
+            return;
+    CU_ASSERT_FATAL(*nf < 64);
+    f[(*nf)++] = p;
+}
+
+/* The distinct prime factors of n, appended to f (no small factor left). */
+static void ref_split(uint64_t n, uint64_t *f, size_t *nf)
+{
+    if (n == 1)
+        return;
+    if (ref_is_prime(n)) {
+        ref_add_factor(n, f, nf);
+        return;
+    }
+    uint64_t d = ref_rho(n);
+    ref_split(d, f, nf);
+    ref_split(n / d, f, nf);
+}
+
+static size_t ref_factor(uint64_t n, uint64_t *f)
+{
+    size_t nf = 0;
+    for (uint64_t p = 2; p < 1000 && p * p <= n; p++)
+        if (n % p == 0) {
+            ref_add_factor(p, f, &nf);
+            while (n % p == 0)
+                n /= p;
+        }
+    ref_split(n, f, &nf);
+    return nf;
+}
+
+/* Lattigo's g: the smallest primitive root >= 3 (2 is never tried). */
+static uint64_t ref_generator(uint64_t q)
+{
+    uint64_t f[64];
+    size_t nf = ref_factor(q - 1, f);
+    for (size_t k = 0; k < nf; k++)
+        CU_ASSERT_FATAL(ref_is_prime(f[k]) && (q - 1) % f[k] == 0);
+    for (uint64_t g = 3;; g++) {
+        int primitive = 1;
+        for (size_t k = 0; k < nf && primitive; k++)
+            primitive = ref_pow(g, (q - 1) / f[k], q) != 1;
+        if (primitive)
+            return g;
+    }
+}
+
+/* The largest prime q < bound with q = 1 mod 2n. */
+static uint64_t ref_prime_below(uint64_t bound, size_t n)
+{
+    const uint64_t step = 2 * (uint64_t)n;
+    for (uint64_t k = (bound - 2) / step; k > 0; k--)
+        if (ref_is_prime(k * step + 1))
+            return k * step + 1;
+    CU_FAIL_FATAL("no NTT prime below the bound");
+    return 0;
+}
+
+static size_t ref_brv(size_t j, size_t n)
+{
+    size_t r = 0;
+    for (size_t bit = 1; bit < n; bit <<= 1) {
+        r = (r << 1) | (j & 1);
+        j >>= 1;
+    }
+    return r;
+}
+
+/*
+ * out_j = sum_i in_i * psi^((2 brv(j) + 1) i) (forward), or
+ * out_i = N^-1 sum_j in_j * psi^-((2 brv(j) + 1) i) (inverse). Products are
+ * below 2^122, so 32 of them fit the 128-bit accumulator between reductions.
+ */
+static void ref_transform(const uint64_t *in, uint64_t *out, size_t n, uint64_t q, uint64_t psi,
+                          int inverse)
+{
+    const size_t mask = 2 * n - 1; /* exponents live mod 2N */
+    uint64_t *pw = alloc_words(2 * n), *odd = alloc_words(n);
+    pw[0] = 1;
+    for (size_t k = 1; k <= mask; k++)
+        pw[k] = mulmod(pw[k - 1], psi, q);
+    for (size_t j = 0; j < n; j++)
+        odd[j] = 2 * ref_brv(j, n) + 1;
+    const uint64_t ninv = ref_pow(n, q - 2, q);
+
+    for (size_t o = 0; o < n; o++) {
+        unsigned __int128 acc = 0;
+        for (size_t k = 0; k < n; k++) {
+            /* forward: o = j, k = i; inverse: o = i, k = j, negated exponent */
+            size_t e = inverse ? (2 * n - ((odd[k] * o) & mask)) & mask : (odd[o] * k) & mask;
+            acc += (unsigned __int128)in[k] * pw[e];
+            if ((k & 31) == 31)
+                acc %= q;
+        }
+        out[o] = (uint64_t)(acc % q);
+        if (inverse)
+            out[o] = mulmod(out[o], ninv, q);
+    }
+    free(pw);
+    free(odd);
+}
+
+/* g and psi of the context's row r against the reference's own search. */
+static void ref_check_roots(mpce_ntt *ctx, size_t r, size_t n, uint64_t q, uint64_t *psi_out)
+{
+    uint64_t g = 0, psi = 0;
+    CU_ASSERT_EQUAL_FATAL(mpce_ntt_roots(ctx, r, &g, &psi), MPCE_OK);
+    const uint64_t want_g = ref_generator(q);
+    const uint64_t want_psi = ref_pow(want_g, (q - 1) / (2 * n), q);
+    if (g != want_g || psi != want_psi) {
+        fprintf(stderr, "  q = %#llx, N = %zu: roots (%llu, %llu), reference (%llu, %llu)\n",
+                (unsigned long long)q, n, (unsigned long long)g, (unsigned long long)psi,
+                (unsigned long long)want_g, (unsigned long long)want_psi);
+        CU_FAIL("g or psi differs from the reference root search");
+    }
+    /* A primitive 2N-th root: psi^N = -1 (so its order is exactly 2N). */
+    CU_ASSERT(ref_pow(psi, n, q) == q - 1);
+    CU_ASSERT(ref_pow(psi, 2 * n, q) == 1);
+    *psi_out = want_psi;
+}
+
+/* Canonical words for every row, with 0 and q - 1 planted at both ends. */
+static void ref_fill(uint64_t *v, size_t n, const uint64_t *q, size_t l, size_t batch,
+                     uint64_t seed)
+{
+    tu_splitmix_bytes(seed, v, n * l * batch * sizeof(uint64_t));
+    for (size_t p = 0; p < batch; p++)
+        for (size_t r = 0; r < l; r++) {
+            uint64_t *row = v + (p * l + r) * n;
+            for (size_t i = 0; i < n; i++)
+                row[i] %= q[r];
+            row[0] = q[r] - 1;
+            row[n - 1] = 0;
+            row[n / 2] = q[r] - 1;
+        }
+}
+
+static int ref_report(const char *impl, const char *op, const uint64_t *got,
+                      const uint64_t *want, size_t n, const uint64_t *q, size_t l, size_t batch)
+{
+    static unsigned said; /* the first few mismatches say it all */
+    for (size_t w = 0; w < n * l * batch; w++)
+        if (got[w] != want[w]) {
+            if (said++ >= 20)
+                return 0;
+            fprintf(stderr,
+                    "  %s %s: N = %zu, L = %zu, B = %zu, q[%zu] = %#llx: word %zu is %llu, "
+                    "SPEC's sum gives %llu\n",
+                    impl, op, n, l, batch, (w / n) % l, (unsigned long long)q[(w / n) % l], w,
+                    (unsigned long long)got[w], (unsigned long long)want[w]);
+            return 0;
+        }
+    return 1;
+}
+
+/* One shape against the reference, for every implementation. */
+static void ref_shape(const char **names, size_t ni, size_t n, const uint64_t *q, size_t l,
+                      size_t batch, uint64_t seed)
+{
+    const size_t words = n * l * batch;
+    mpce_ntt *ctx = make_ctx(n, q, l);
+    uint64_t *x = alloc_words(words), *y = alloc_words(words);
+    uint64_t *fwd = alloc_words(words), *inv = alloc_words(words), *got = alloc_words(words);
+    uint64_t psi[8];
+
+    CU_ASSERT_FATAL(l <= 8);
+    for (size_t r = 0; r < l; r++)
+        ref_check_roots(ctx, r, n, q[r], &psi[r]);
+    ref_fill(x, n, q, l, batch, seed);
+    ref_fill(y, n, q, l, batch, seed ^ UINT64_C(0x5851f42d4c957f2d));
+    for (size_t p = 0; p < batch; p++)
+        for (size_t r = 0; r < l; r++) {
+            const size_t off = (p * l + r) * n;
+            ref_transform(x + off, fwd + off, n, q[r], psi[r], 0);
+            ref_transform(y + off, inv + off, n, q[r], psi[r], 1);
+        }
+    for (size_t k = 0; k < ni; k++) {
+        int ok = 1;
+        fill_pattern(got, words);
+        CU_ASSERT_EQUAL(mpce_ntt_forward(ctx, names[k], x, got, batch), MPCE_OK);
+        ok &= ref_report(names[k], "forward", got, fwd, n, q, l, batch);
+        fill_pattern(got, words);
+        CU_ASSERT_EQUAL(mpce_ntt_inverse(ctx, names[k], y, got, batch), MPCE_OK);
+        ok &= ref_report(names[k], "inverse", got, inv, n, q, l, batch);
+        if (batch > 1) {
+            memcpy(got, x, words * 8);
+            CU_ASSERT_EQUAL(mpce_ntt_forward(ctx, names[k], got, got, batch), MPCE_OK);
+            ok &= ref_report(names[k], "forward in place", got, fwd, n, q, l, batch);
+            memcpy(got, y, words * 8);
+            CU_ASSERT_EQUAL(mpce_ntt_inverse(ctx, names[k], got, got, batch), MPCE_OK);
+            ok &= ref_report(names[k], "inverse in place", got, inv, n, q, l, batch);
+        }
+        CU_ASSERT(ok);
+    }
+    free(x);
+    free(y);
+    free(fwd);
+    free(inv);
+    free(got);
+    mpce_ntt_free(ctx);
+}
+
+static void test_reference(void)
+{
+    const char *names[MAX_IMPLS];
+    size_t ni = ntt_impls(names);
+    static const unsigned bounds[] = {61, 50, 40, 30, 20, 14};
+    enum { NB = sizeof(bounds) / sizeof(bounds[0]) };
+    uint64_t seed = 0x7e57;
+
+    /* The reference's own number theory, on moduli with known answers. */
+    CU_ASSERT(ref_is_prime(Q61) && ref_is_prime(Q60) && ref_is_prime(Q50));
+    CU_ASSERT(!ref_is_prime(UINT64_C(0x400040001)) && !ref_is_prime(UINT64_C(3215031751)));
+    CU_ASSERT_EQUAL(ref_generator(Q61), 37);
+    CU_ASSERT_EQUAL(ref_generator(12289), 11);
+
+    for (size_t n = 8; n <= 1024; n <<= 1) {
+        uint64_t mods[NB + 2];
+        size_t nm = 0;
+        mods[nm++] = Q61;
+        mods[nm++] = Q60;
+        for (size_t b = 0; b < NB; b++)
+            if ((UINT64_C(1) << bounds[b]) > 2 * n + 1)
+                mods[nm++] = ref_prime_below(UINT64_C(1) << bounds[b], n);
+        for (size_t m = 0; m < nm; m++)
+            ref_shape(names, ni, n, &mods[m], 1, 1, seed++);
+        /* RNS rows with unrelated moduli, and batches. */
+        const uint64_t two[] = {mods[2], mods[nm - 1]};
+        const uint64_t three[] = {mods[3], Q61, mods[4]};
+        ref_shape(names, ni, n, two, 2, 2, seed++);
+        ref_shape(names, ni, n, three, 3, 2, seed++);
+        ref_shape(names, ni, n, &mods[5], 1, 3, seed++);
+    }
+}
+
 /* ---- argument checks ---------------------------------------------------- */
 
 static void test_invalid_new(void)
@@ -566,6 +887,7 @@ static const struct tu_test tests[] = {
     {"extremes", test_extremes},
     {"cross_impl", test_cross_impl},
     {"mul_schoolbook", test_mul_schoolbook},
+    {"forward equals SPEC's sum on random inputs", test_reference},
     {"invalid_new", test_invalid_new},
     {"invalid_ops", test_invalid_ops},
     {NULL, NULL},
