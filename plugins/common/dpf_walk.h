@@ -4,6 +4,13 @@
  * kL = key 0 and kR = key 1, so that mmo() is the length-doubling G and
  * ecb(key b) ^ seed is child b alone.
  *
+ * Walks keep nodes: a seed with its control bit t in its t-bit (bit 0 of
+ * byte 12). Correcting child b of a node is then one masked XOR with side
+ * b's correction word whose t-bit carries that side's t correction: the
+ * child's t-bit becomes its control bit. A backend may supply fused kernels
+ * for the two node operations (struct mpce_dpf_accel); without them the
+ * generic ones run over the PRG vtable.
+ *
  * Secrets (seeds, t-bits, alpha, beta, correction words) only ever select
  * through masks. Evaluation points are grouped by their bits: in the
  * protocols that evaluate DPFs the points are public (masked inputs, PIR
@@ -20,17 +27,32 @@
 #include "mpcengine/common.h"
 #include "mpcengine/plugin.h"
 
-/* Points (or subtree roots) walked together: one or two ecb calls per level. */
+/* Points (or subtree roots) walked together: one PRG call (two for the
+ * generic step) per level. */
 #define MPCE_DPF_BATCH 256u
-/* Full-domain evaluation expands subtrees of 2^12 leaves breadth-first, one
- * mmo call per level, so memory stays O(4096 blocks) for any domain. */
-#define MPCE_DPF_SUBTREE_LOG 12u
+/* Full-domain evaluation expands a forest of up to 2^MPCE_DPF_FOREST_LOG
+ * adjacent subtrees breadth-first, one PRG call per level, until it holds
+ * 2^MPCE_DPF_CHUNK_LOG leaves: memory stays two 64 KiB node buffers (L2)
+ * for any domain, and every level past the first four has 16+ parents. */
+#define MPCE_DPF_CHUNK_LOG 12u
+#define MPCE_DPF_FOREST_LOG 4u
+
+/* Fused node kernels over the backend's PRG state (nodes as above). */
+struct mpce_dpf_accel {
+    /* child[2i+b] = G_b(clr p[i]) ^ (t(p[i]) ? cw[b] : 0) for n parents. */
+    void (*expand)(const void *prg_state, const uint8_t *parents, uint8_t *children, size_t n,
+                   const uint8_t cw[2][16]);
+    /* node[i] = G_{dir[i]}(clr node[i]) ^ (t(node[i]) ? cw[i] : 0), in place. */
+    void (*step)(const void *prg_state, uint8_t *nodes, const uint8_t *dir, const uint8_t *cw,
+                 size_t n);
+};
 
 struct mpce_dpf_walk {
     const struct mpce_prg_vtable *prg;
-    void *prg_state;   /* keys kL (index 0), kR (index 1) */
-    unsigned bits;     /* 1..64 */
-    unsigned group;    /* 0 bytes, 1 u64 */
+    void *prg_state;                    /* keys kL (index 0), kR (index 1) */
+    const struct mpce_dpf_accel *accel; /* NULL: the generic node operations */
+    unsigned bits;                      /* 1..64 */
+    unsigned group;                     /* 0 bytes, 1 u64 */
     uint8_t kl[16];
     uint8_t kr[16];
 };
@@ -46,18 +68,28 @@ static inline void mpce_dpf_clr(uint8_t *b)
     b[12] &= 0xfeu;
 }
 
+/* Little-endian words; on little-endian hosts a plain (unaligned) load,
+ * which the compiler does not reliably make of the portable loop. */
 static inline uint64_t mpce_dpf__le64(const uint8_t *p)
 {
     uint64_t v = 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    memcpy(&v, p, 8);
+#else
     for (unsigned i = 0; i < 8; i++)
         v |= (uint64_t)p[i] << (8u * i);
+#endif
     return v;
 }
 
 static inline void mpce_dpf__put64(uint8_t *p, uint64_t v)
 {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    memcpy(p, &v, 8);
+#else
     for (unsigned i = 0; i < 8; i++)
         p[i] = (uint8_t)(v >> (8u * i));
+#endif
 }
 
 /* d ^= s & m, m = 0x00 or 0xff. */
@@ -77,27 +109,6 @@ static inline void mpce_dpf__select(uint8_t *r, const uint8_t *a, const uint8_t 
 static inline unsigned mpce_dpf__tr(const struct mpce_dpf_key_v1 *key, unsigned level)
 {
     return (key->cw_tr[level / 8u] >> (level % 8u)) & 1u;
-}
-
-/*
- * Correct child c (side 0 = L, 1 = R) of a node with control bit t at
- * `level`: take and clear its t-bit, then when t is 1 XOR in the seed
- * correction and the side's t correction. Returns the child's control bit.
- */
-static inline unsigned mpce_dpf__correct(uint8_t *c, unsigned side, unsigned t,
-                                         const struct mpce_dpf_key_v1 *key, unsigned level)
-{
-    uint8_t cw[16];
-    unsigned tc = mpce_dpf_tbit(c);
-    unsigned tl, tcw;
-
-    mpce_dpf_clr(c);
-    memcpy(cw, key->cw_s[level], 16);
-    tl = mpce_dpf_tbit(cw);
-    mpce_dpf_clr(cw);
-    mpce_dpf__xor_masked(c, cw, (uint8_t)(0u - t));
-    tcw = side ? mpce_dpf__tr(key, level) : tl;
-    return tc ^ (t & tcw);
 }
 
 /* The group value of a leaf seed. For bytes it is the whole block: every
@@ -215,51 +226,197 @@ static inline int mpce_dpfw_gen(const struct mpce_dpf_walk *w, uint64_t alpha,
     return 0;
 }
 
+/* ---- nodes ------------------------------------------------------------ */
+
+struct mpce_dpf__u128 {
+    uint64_t lo, hi; /* bytes 0..7, 8..15 little-endian: the t-bit is hi bit 32 */
+};
+
+#define MPCE_DPF__THI ((uint64_t)1 << 32)
+
+static inline struct mpce_dpf__u128 mpce_dpf__ld(const uint8_t *p)
+{
+    struct mpce_dpf__u128 v = {mpce_dpf__le64(p), mpce_dpf__le64(p + 8)};
+    return v;
+}
+
+static inline void mpce_dpf__st(uint8_t *p, struct mpce_dpf__u128 v)
+{
+    mpce_dpf__put64(p, v.lo);
+    mpce_dpf__put64(p + 8, v.hi);
+}
+
+/* The root node of a key: its seed with the party as control bit. */
+static inline void mpce_dpf__root(const struct mpce_dpf_key_v1 *key, uint8_t *node)
+{
+    memcpy(node, key->seed, 16);
+    node[12] = (uint8_t)((node[12] & 0xfeu) | (key->party & 1u));
+}
+
+/* Side b's correction word at `level`: the seed correction with tLCW (b = 0,
+ * as stored) or tRCW (b = 1) in its t-bit. */
+static inline void mpce_dpf__cw_side(const struct mpce_dpf_key_v1 *key, unsigned level,
+                                     unsigned b, uint8_t *cw)
+{
+    memcpy(cw, key->cw_s[level], 16);
+    cw[12] = (uint8_t)(cw[12] ^ ((cw[12] ^ mpce_dpf__tr(key, level)) & 1u & (0u - b)));
+}
+
+/* The output of a leaf node: y = conv(clr s) + t*CW, negated for party 1. */
+static inline void mpce_dpf__leaf(unsigned group, const struct mpce_dpf_key_v1 *key,
+                                  const uint8_t *node, uint8_t *out)
+{
+    uint8_t s[16];
+
+    memcpy(s, node, 16);
+    mpce_dpf_clr(s);
+    mpce_dpf__output(group, key, s, mpce_dpf_tbit(node), out);
+}
+
+/* Outputs of n consecutive leaf nodes, 64-bit words at a time. */
+static inline void mpce_dpf__leaves(unsigned group, const struct mpce_dpf_key_v1 *key,
+                                    const uint8_t (*nodes)[16], size_t n, uint8_t *out)
+{
+    const struct mpce_dpf__u128 cw = mpce_dpf__ld(key->cw_out);
+
+    if (group == 0) {
+        for (size_t j = 0; j < n; j++) {
+            struct mpce_dpf__u128 v = mpce_dpf__ld(nodes[j]);
+            uint64_t m = 0u - ((v.hi >> 32) & 1u);
+            v.hi &= ~MPCE_DPF__THI;
+            v.lo ^= cw.lo & m;
+            v.hi ^= cw.hi & m;
+            mpce_dpf__st(out + 16u * j, v);
+        }
+    } else {
+        const uint64_t neg = 0u - (uint64_t)(key->party & 1u);
+        for (size_t j = 0; j < n; j++) {
+            struct mpce_dpf__u128 v = mpce_dpf__ld(nodes[j]);
+            uint64_t y = v.lo + (cw.lo & (0u - ((v.hi >> 32) & 1u)));
+            mpce_dpf__put64(out + 8u * j, (y ^ neg) - neg);
+        }
+    }
+}
+
+/* v ^= cw & (t ? all ones : 0). */
+static inline void mpce_dpf__fix(uint8_t *v, const uint8_t *raw_in, const uint8_t *cw,
+                                 uint64_t t)
+{
+    struct mpce_dpf__u128 a = mpce_dpf__ld(v), s = mpce_dpf__ld(raw_in), c = mpce_dpf__ld(cw);
+    uint64_t m = 0u - t;
+
+    a.lo ^= s.lo ^ (c.lo & m);
+    a.hi ^= s.hi ^ (c.hi & m);
+    mpce_dpf__st(v, a);
+}
+
+/* Generic expand over mmo: parents is consumed (t-bits cleared in place);
+ * tb holds n bytes of scratch. */
+static inline int mpce_dpf__expand_generic(const struct mpce_dpf_walk *w, uint8_t (*parents)[16],
+                                           uint8_t (*children)[16], size_t n,
+                                           const uint8_t cw[2][16], uint8_t *tb)
+{
+    int rc;
+
+    for (size_t p = 0; p < n; p++) {
+        tb[p] = (uint8_t)mpce_dpf_tbit(parents[p]);
+        mpce_dpf_clr(parents[p]);
+    }
+    rc = w->prg->mmo(w->prg_state, &parents[0][0], &children[0][0], n);
+    if (rc != 0)
+        return rc;
+    /* mmo already XORed the seed in; only the corrections remain. */
+    for (size_t c = 0; c < 2u * n; c++) {
+        static const uint8_t zero[16];
+        mpce_dpf__fix(children[c], zero, cw[c & 1u], tb[c >> 1]);
+    }
+    return 0;
+}
+
+/* Generic point step over ecb: the nodes going left, then those going right,
+ * each side one ecb call. n <= MPCE_DPF_BATCH. */
+static inline int mpce_dpf__step_generic(const struct mpce_dpf_walk *w, uint8_t (*nodes)[16],
+                                         const uint8_t *dir, const uint8_t (*cw)[16], size_t n)
+{
+    uint8_t in[MPCE_DPF_BATCH][16], ob[MPCE_DPF_BATCH][16];
+    uint16_t order[MPCE_DPF_BATCH];
+    size_t nl = 0, q;
+    int rc;
+
+    for (size_t j = 0; j < n; j++)
+        if (dir[j] == 0)
+            order[nl++] = (uint16_t)j;
+    q = nl;
+    for (size_t j = 0; j < n; j++)
+        if (dir[j] != 0)
+            order[q++] = (uint16_t)j;
+    for (q = 0; q < n; q++) {
+        memcpy(in[q], nodes[order[q]], 16);
+        mpce_dpf_clr(in[q]);
+    }
+    if (nl > 0 && (rc = w->prg->ecb(w->prg_state, 0, &in[0][0], &ob[0][0], nl)) != 0)
+        return rc;
+    if (n > nl && (rc = w->prg->ecb(w->prg_state, 1, &in[nl][0], &ob[nl][0], n - nl)) != 0)
+        return rc;
+    for (q = 0; q < n; q++) {
+        size_t j = order[q];
+        uint64_t t = mpce_dpf_tbit(nodes[j]);
+        memcpy(nodes[j], ob[q], 16);
+        mpce_dpf__fix(nodes[j], in[q], cw[j], t);
+    }
+    return 0;
+}
+
 /* ---- point walks ------------------------------------------------------ */
 
 /*
  * Walk `depth` levels for npts (<= MPCE_DPF_BATCH) points: point j follows
  * the low `depth` bits of points[j], most significant first, from the root
  * of keys[j * key_step]; level i uses correction word i. Leaves the reached
- * seeds in s[j] and control bits in t[j].
+ * nodes in s[j]. One AES per point and level: only the child on the path.
  */
 static inline int mpce_dpf__walk(const struct mpce_dpf_walk *w,
                                  const struct mpce_dpf_key_v1 *const *keys, size_t key_step,
                                  const uint64_t *points, size_t npts, unsigned depth,
-                                 uint8_t (*s)[16], uint8_t *t)
+                                 uint8_t (*s)[16])
 {
-    uint8_t in[MPCE_DPF_BATCH][16], ob[MPCE_DPF_BATCH][16];
-    uint16_t order[MPCE_DPF_BATCH];
+    uint8_t dir[MPCE_DPF_BATCH], cw[MPCE_DPF_BATCH][16];
     int rc;
 
-    for (size_t j = 0; j < npts; j++) {
-        memcpy(s[j], keys[j * key_step]->seed, 16);
-        t[j] = (uint8_t)(keys[j * key_step]->party & 1u);
+#if defined(__GNUC__)
+    /* Many keys: each is 1 KiB apart, so its seed, first correction words
+     * and t corrections miss cache. Asking for all of them before using
+     * any keeps many misses in flight. */
+    for (size_t j = 0; key_step != 0 && j < npts; j++) {
+        const struct mpce_dpf_key_v1 *k = keys[j * key_step];
+        __builtin_prefetch(k->seed, 0, 2);
+        __builtin_prefetch(k->cw_s[1], 0, 2);
+        __builtin_prefetch(k->cw_s[5], 0, 2);
+        __builtin_prefetch(k->cw_tr, 0, 2);
+        __builtin_prefetch(k->cw_out + 15, 0, 2);
     }
+#endif
+    for (size_t j = 0; j < npts; j++)
+        mpce_dpf__root(keys[j * key_step], s[j]);
     for (unsigned i = 0; i < depth; i++) {
         unsigned p = depth - 1u - i;
-        size_t nl = 0, q;
 
-        for (size_t j = 0; j < npts; j++)
-            if (((points[j] >> p) & 1u) == 0)
-                order[nl++] = (uint16_t)j;
-        q = nl;
-        for (size_t j = 0; j < npts; j++)
-            if (((points[j] >> p) & 1u) != 0)
-                order[q++] = (uint16_t)j;
-        for (q = 0; q < npts; q++)
-            memcpy(in[q], s[order[q]], 16);
-        if (nl > 0 && (rc = w->prg->ecb(w->prg_state, 0, &in[0][0], &ob[0][0], nl)) != 0)
-            return rc;
-        if (npts > nl &&
-            (rc = w->prg->ecb(w->prg_state, 1, &in[nl][0], &ob[nl][0], npts - nl)) != 0)
-            return rc;
-        for (q = 0; q < npts; q++) {
-            size_t j = order[q];
-            for (unsigned b = 0; b < 16; b++)
-                ob[q][b] ^= in[q][b];
-            t[j] = (uint8_t)mpce_dpf__correct(ob[q], q >= nl, t[j], keys[j * key_step], i);
-            memcpy(s[j], ob[q], 16);
+        for (size_t j = 0; j < npts; j++) {
+#if defined(__GNUC__)
+            /* Many keys: each is 1 KiB apart, so its correction words miss
+             * cache; fetch those a few levels ahead while this one runs. */
+            if (key_step != 0 && i + 4u < depth)
+                __builtin_prefetch(keys[j * key_step]->cw_s[i + 4u], 0, 2);
+#endif
+            dir[j] = (uint8_t)((points[j] >> p) & 1u);
+            mpce_dpf__cw_side(keys[j * key_step], i, dir[j], cw[j]);
+        }
+        if (w->accel != NULL) {
+            w->accel->step(w->prg_state, &s[0][0], dir, &cw[0][0], npts);
+        } else {
+            rc = mpce_dpf__step_generic(w, s, dir, (const uint8_t (*)[16])cw, npts);
+            if (rc != 0)
+                return rc;
         }
     }
     return 0;
@@ -270,17 +427,21 @@ static inline int mpce_dpf__eval_batches(const struct mpce_dpf_walk *w,
                                          size_t key_step, const uint64_t *points, size_t n,
                                          uint8_t *out)
 {
-    uint8_t s[MPCE_DPF_BATCH][16], t[MPCE_DPF_BATCH];
+    uint8_t s[MPCE_DPF_BATCH][16];
     size_t osz = mpce_dpfw_output_bytes(w->group);
 
     for (size_t base = 0; base < n; base += MPCE_DPF_BATCH) {
         size_t cnt = n - base < MPCE_DPF_BATCH ? n - base : MPCE_DPF_BATCH;
         const struct mpce_dpf_key_v1 *const *k = keys + base * key_step;
-        int rc = mpce_dpf__walk(w, k, key_step, points + base, cnt, w->bits, s, t);
+        int rc = mpce_dpf__walk(w, k, key_step, points + base, cnt, w->bits, s);
         if (rc != 0)
             return rc;
-        for (size_t j = 0; j < cnt; j++)
-            mpce_dpf__output(w->group, k[j * key_step], s[j], t[j], out + (base + j) * osz);
+        if (key_step == 0) {
+            mpce_dpf__leaves(w->group, k[0], (const uint8_t (*)[16])s, cnt, out + base * osz);
+        } else {
+            for (size_t j = 0; j < cnt; j++)
+                mpce_dpf__leaf(w->group, k[j], s[j], out + (base + j) * osz);
+        }
     }
     return 0;
 }
@@ -304,36 +465,47 @@ static inline int mpce_dpfw_eval_keys(const struct mpce_dpf_walk *w,
 
 /* ---- full-domain evaluation ------------------------------------------ */
 
+#define MPCE_DPF__CHUNK ((size_t)1 << MPCE_DPF_CHUNK_LOG)
+
 /* Scratch for one evalall_range call (heap: about 140 KiB). */
 struct mpce_dpf__scratch {
-    uint8_t nodes[2][(size_t)1 << MPCE_DPF_SUBTREE_LOG][16];
-    uint8_t tbits[2][(size_t)1 << MPCE_DPF_SUBTREE_LOG];
+    uint8_t nodes[2][MPCE_DPF__CHUNK][16];
+    uint8_t tb[MPCE_DPF__CHUNK];
     uint64_t roots[MPCE_DPF_BATCH];
     uint8_t rs[MPCE_DPF_BATCH][16];
-    uint8_t rt[MPCE_DPF_BATCH];
 };
 
-/* Leaves per subtree: ranges aligned to this split without waste. */
+/* Depth of the subtrees below the walked roots. */
+static inline unsigned mpce_dpf__subtree_log(unsigned bits)
+{
+    return bits <= MPCE_DPF_CHUNK_LOG ? bits : MPCE_DPF_CHUNK_LOG - MPCE_DPF_FOREST_LOG;
+}
+
+/* Leaves per forest: ranges aligned to this split without waste. */
 static inline uint64_t mpce_dpfw_evalall_chunk(unsigned bits)
 {
-    return (uint64_t)1 << (bits < MPCE_DPF_SUBTREE_LOG ? bits : MPCE_DPF_SUBTREE_LOG);
+    return (uint64_t)1 << (bits < MPCE_DPF_CHUNK_LOG ? bits : MPCE_DPF_CHUNK_LOG);
 }
 
 /*
  * Outputs for x in [x_begin, x_end) (x_end <= 2^bits, bits <= 32 for the
  * whole domain; any range of a larger domain works too) into out, x_begin's
- * value first. Each subtree of mpce_dpfw_evalall_chunk(bits) leaves is
- * expanded level by level with one mmo call; its root is reached by a
- * batched point walk. Returns 0, MPCE_ERR_NOMEM or the PRG's error.
+ * value first. The roots of subtrees of 2^d leaves are reached by batched
+ * point walks; up to 2^MPCE_DPF_FOREST_LOG adjacent subtrees are expanded
+ * together level by level, one PRG call per level, the children of parent p
+ * at 2p and 2p+1 so that the leaves come out in x order. Returns 0,
+ * MPCE_ERR_NOMEM or the PRG's error.
  */
 static inline int mpce_dpfw_evalall_range(const struct mpce_dpf_walk *w,
                                          const struct mpce_dpf_key_v1 *key, uint64_t x_begin,
                                          uint64_t x_end, uint8_t *out)
 {
     const struct mpce_dpf_key_v1 *const one[1] = {key};
-    unsigned d = w->bits < MPCE_DPF_SUBTREE_LOG ? w->bits : MPCE_DPF_SUBTREE_LOG;
-    unsigned top = w->bits - d;
-    size_t osz = mpce_dpfw_output_bytes(w->group);
+    const unsigned d = mpce_dpf__subtree_log(w->bits);
+    const unsigned top = w->bits - d;
+    const size_t forest = (size_t)1 << (MPCE_DPF_CHUNK_LOG - d);
+    const size_t osz = mpce_dpfw_output_bytes(w->group);
+    uint8_t cw[64][2][16];
     struct mpce_dpf__scratch *sc;
     uint64_t r_first, r_last;
     int rc = 0;
@@ -343,6 +515,10 @@ static inline int mpce_dpfw_evalall_range(const struct mpce_dpf_walk *w,
     sc = malloc(sizeof *sc);
     if (sc == NULL)
         return MPCE_ERR_NOMEM;
+    for (unsigned i = top; i < w->bits; i++) {
+        mpce_dpf__cw_side(key, i, 0, cw[i][0]);
+        mpce_dpf__cw_side(key, i, 1, cw[i][1]);
+    }
     r_first = x_begin >> d;
     r_last = (x_end - 1u) >> d;
     for (uint64_t rb = r_first; rb <= r_last && rc == 0; rb += MPCE_DPF_BATCH) {
@@ -350,25 +526,26 @@ static inline int mpce_dpfw_evalall_range(const struct mpce_dpf_walk *w,
                                                        : MPCE_DPF_BATCH;
         for (size_t q = 0; q < cnt; q++)
             sc->roots[q] = rb + q;
-        rc = mpce_dpf__walk(w, one, 0, sc->roots, cnt, top, sc->rs, sc->rt);
-        for (size_t q = 0; q < cnt && rc == 0; q++) {
+        rc = mpce_dpf__walk(w, one, 0, sc->roots, cnt, top, sc->rs);
+        for (size_t q0 = 0; q0 < cnt && rc == 0; q0 += forest) {
+            size_t count = cnt - q0 < forest ? cnt - q0 : forest;
             unsigned cur = 0;
-            size_t count = 1;
-            uint64_t x0 = sc->roots[q] << d;
+            uint64_t x0 = sc->roots[q0] << d;
             uint64_t lo, hi;
 
-            memcpy(sc->nodes[0][0], sc->rs[q], 16);
-            sc->tbits[0][0] = sc->rt[q];
+            memcpy(sc->nodes[0], sc->rs[q0], 16 * count);
             for (unsigned i = top; i < w->bits; i++) {
+                uint8_t (*par)[16] = sc->nodes[cur];
                 uint8_t (*nx)[16] = sc->nodes[cur ^ 1u];
-                uint8_t *nt = sc->tbits[cur ^ 1u];
-                const uint8_t *pt = sc->tbits[cur];
-                rc = w->prg->mmo(w->prg_state, &sc->nodes[cur][0][0], &nx[0][0], count);
-                if (rc != 0)
-                    break;
-                for (size_t c = 0; c < 2u * count; c++)
-                    nt[c] = (uint8_t)mpce_dpf__correct(nx[c], (unsigned)(c & 1u), pt[c >> 1],
-                                                       key, i);
+                if (w->accel != NULL) {
+                    w->accel->expand(w->prg_state, &par[0][0], &nx[0][0], count,
+                                     (const uint8_t (*)[16])cw[i]);
+                } else {
+                    rc = mpce_dpf__expand_generic(w, par, nx, count,
+                                                  (const uint8_t (*)[16])cw[i], sc->tb);
+                    if (rc != 0)
+                        break;
+                }
                 count *= 2u;
                 cur ^= 1u;
             }
@@ -376,9 +553,9 @@ static inline int mpce_dpfw_evalall_range(const struct mpce_dpf_walk *w,
                 break;
             lo = x0 < x_begin ? x_begin - x0 : 0;
             hi = x_end - x0 < count ? x_end - x0 : count;
-            for (uint64_t j = lo; j < hi; j++)
-                mpce_dpf__output(w->group, key, sc->nodes[cur][j], sc->tbits[cur][j],
-                                 out + (x0 + j - x_begin) * osz);
+            if (lo < hi)
+                mpce_dpf__leaves(w->group, key, (const uint8_t (*)[16])(sc->nodes[cur] + lo),
+                                 (size_t)(hi - lo), out + (x0 + lo - x_begin) * osz);
         }
         if (rb > UINT64_MAX - MPCE_DPF_BATCH)
             break;
@@ -393,5 +570,99 @@ static inline int mpce_dpfw_evalall(const struct mpce_dpf_walk *w,
 {
     return mpce_dpfw_evalall_range(w, key, 0, (uint64_t)1 << w->bits, out);
 }
+
+/* ---- vtable glue --------------------------------------------------------
+ * A backend's dpf.c is MPCE_DPF_VTABLE(name, its PRG vtable, its accel or
+ * NULL); the state is a struct mpce_dpf_walk over a PRG state of kL, kR. */
+
+static inline void mpce_dpfw_ctx_free(void *state)
+{
+    struct mpce_dpf_walk *w = state;
+
+    if (w == NULL)
+        return;
+    if (w->prg_state != NULL)
+        w->prg->ctx_free(w->prg_state);
+    free(w);
+}
+
+static inline int mpce_dpfw_ctx_new(const struct mpce_prg_vtable *prg,
+                                    const struct mpce_dpf_accel *accel, unsigned bits,
+                                    unsigned group, const uint8_t kl[16], const uint8_t kr[16],
+                                    void **state)
+{
+    struct mpce_dpf_walk *w = calloc(1, sizeof *w);
+    uint8_t keys[32];
+    int rc;
+
+    if (w == NULL)
+        return MPCE_ERR_NOMEM;
+    w->prg = prg;
+    w->accel = accel;
+    w->bits = bits;
+    w->group = group;
+    memcpy(w->kl, kl, 16);
+    memcpy(w->kr, kr, 16);
+    memcpy(keys, kl, 16);
+    memcpy(keys + 16, kr, 16);
+    rc = prg->ctx_new(keys, 2, &w->prg_state);
+    if (rc != 0) {
+        w->prg_state = NULL;
+        mpce_dpfw_ctx_free(w);
+        return rc;
+    }
+    *state = w;
+    return 0;
+}
+
+static inline int mpce_dpfw_op_gen(void *state, uint64_t alpha, const uint8_t beta[16],
+                                   const uint8_t s0[16], const uint8_t s1[16],
+                                   struct mpce_dpf_key_v1 *key0, struct mpce_dpf_key_v1 *key1)
+{
+    return mpce_dpfw_gen(state, alpha, beta, s0, s1, key0, key1);
+}
+
+static inline int mpce_dpfw_op_eval(void *state, const struct mpce_dpf_key_v1 *key,
+                                    const uint64_t *points, size_t npoints, uint8_t *out)
+{
+    return mpce_dpfw_eval_points(state, key, points, npoints, out);
+}
+
+static inline int mpce_dpfw_op_eval_keys(void *state, const struct mpce_dpf_key_v1 *const *keys,
+                                         const uint64_t *points, size_t nkeys, uint8_t *out)
+{
+    return mpce_dpfw_eval_keys(state, keys, points, nkeys, out);
+}
+
+static inline int mpce_dpfw_op_evalall(void *state, const struct mpce_dpf_key_v1 *key,
+                                       uint8_t *out)
+{
+    return mpce_dpfw_evalall(state, key, out);
+}
+
+static inline int mpce_dpfw_op_evalall_range(void *state, const struct mpce_dpf_key_v1 *key,
+                                             uint64_t x_begin, uint64_t x_end, uint8_t *out)
+{
+    return mpce_dpfw_evalall_range(state, key, x_begin, x_end, out);
+}
+
+/* Defines `const struct mpce_dpf_vtable name` over the PRG vtable (and
+ * accel, may be NULL) that the given expressions yield at ctx_new. */
+#define MPCE_DPF_VTABLE(name, prg_vtable, dpf_accel)                                       \
+    static int name##_ctx_new(unsigned bits, unsigned group, const uint8_t kl[16],         \
+                              const uint8_t kr[16], void **state)                          \
+    {                                                                                      \
+        return mpce_dpfw_ctx_new((prg_vtable), (dpf_accel), bits, group, kl, kr, state);   \
+    }                                                                                      \
+    const struct mpce_dpf_vtable name = {                                                  \
+        .struct_size = sizeof(struct mpce_dpf_vtable),                                     \
+        .ctx_new = name##_ctx_new,                                                         \
+        .ctx_free = mpce_dpfw_ctx_free,                                                    \
+        .gen = mpce_dpfw_op_gen,                                                           \
+        .eval = mpce_dpfw_op_eval,                                                         \
+        .eval_keys = mpce_dpfw_op_eval_keys,                                               \
+        .evalall = mpce_dpfw_op_evalall,                                                   \
+        .evalall_range = mpce_dpfw_op_evalall_range,                                       \
+    }
 
 #endif

@@ -15,8 +15,10 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "mpcengine/common.h"
 #include "mpcengine/plugin.h"
 
 #define MPCE_LPN_D 10u
@@ -26,7 +28,9 @@
 #define MPCE_LPN_CHUNK_BLOCKS ((MPCE_LPN_CHUNK * MPCE_LPN_D) / 4u + 2u)
 /* Outputs ahead whose table rows are prefetched: the table (8 MiB for the
  * production logk 19) misses cache on almost every read. */
+#ifndef MPCE_LPN_PREFETCH
 #define MPCE_LPN_PREFETCH 4u
+#endif
 
 /* Stream blocks consumed by a call of n outputs: 5*L4/2 + 3*(n mod 4). */
 static inline uint64_t mpce_lpn_consumed(uint64_t n)
@@ -131,5 +135,67 @@ static inline int mpce_lpn_fold_all(const struct mpce_prg_vtable *prg, void *prg
 {
     return mpce_lpn_fold_range(prg, prg_state, logk, c0, table, out, n, 0, n);
 }
+
+/* ---- vtable glue --------------------------------------------------------
+ * A backend's lpn.c is MPCE_LPN_VTABLE(name, its PRG vtable): the state is
+ * a PRG state whose key 0 is the seed, and the logk. */
+struct mpce_lpn_ctx {
+    const struct mpce_prg_vtable *prg;
+    void *prg_state;
+    unsigned logk;
+};
+
+static inline void mpce_lpn_ctx_free(void *state)
+{
+    struct mpce_lpn_ctx *s = state;
+
+    if (s == NULL)
+        return;
+    if (s->prg_state != NULL)
+        s->prg->ctx_free(s->prg_state);
+    free(s);
+}
+
+static inline int mpce_lpn_ctx_new(const struct mpce_prg_vtable *prg, const uint8_t seed[16],
+                                   unsigned logk, void **state)
+{
+    struct mpce_lpn_ctx *s = calloc(1, sizeof *s);
+    int rc;
+
+    if (s == NULL)
+        return MPCE_ERR_NOMEM;
+    s->prg = prg;
+    s->logk = logk;
+    rc = prg->ctx_new(seed, 1, &s->prg_state);
+    if (rc != 0) {
+        s->prg_state = NULL;
+        mpce_lpn_ctx_free(s);
+        return rc;
+    }
+    *state = s;
+    return 0;
+}
+
+static inline int mpce_lpn_ctx_fold(void *state, uint64_t c0, const uint8_t *table,
+                                    uint8_t *out, size_t n)
+{
+    struct mpce_lpn_ctx *s = state;
+
+    return mpce_lpn_fold_all(s->prg, s->prg_state, s->logk, c0, table, out, n);
+}
+
+/* Defines `const struct mpce_lpn_vtable name` over the PRG vtable that the
+ * expression yields at ctx_new. */
+#define MPCE_LPN_VTABLE(name, prg_vtable)                                                  \
+    static int name##_ctx_new(const uint8_t seed[16], unsigned logk, void **state)         \
+    {                                                                                      \
+        return mpce_lpn_ctx_new((prg_vtable), seed, logk, state);                          \
+    }                                                                                      \
+    const struct mpce_lpn_vtable name = {                                                  \
+        .struct_size = sizeof(struct mpce_lpn_vtable),                                     \
+        .ctx_new = name##_ctx_new,                                                         \
+        .ctx_free = mpce_lpn_ctx_free,                                                     \
+        .fold = mpce_lpn_ctx_fold,                                                         \
+    }
 
 #endif
