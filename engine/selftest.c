@@ -39,6 +39,7 @@ struct run {
     int nallocs;
     void *state;
     const char *free_op;
+    int unserved; /* ctx_new refused the record's parameters (MPCE_ERR_NOIMPL) */
 };
 
 static int fail(struct run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -88,12 +89,15 @@ static int call(struct run *r, const char *name, void **argv)
 {
     const struct mpce_opdesc *d = mpce_op_find(name);
     int ret = 0;
+    r->unserved = 0;
     if (!d)
         return fail(r, "no descriptor for op %s", name);
     mpce_error_clear();
     mpce_status st = mpce_op_call(d, r->vt, argv, &ret);
     if (st != MPCE_OK)
         return fail(r, "%s", mpce_last_error());
+    if (ret == MPCE_ERR_NOIMPL && strstr(name, ".ctx_new") != NULL)
+        r->unserved = 1;
     if (ret != 0)
         return fail(r, "%s returned %s%s%s", name, mpce_status_name((mpce_status)ret),
                     mpce_last_error()[0] ? ": " : "", mpce_last_error());
@@ -614,6 +618,14 @@ int mpce_selftest_impl(const struct mpce_impl *impl, char *reason, size_t reason
         };
         rc = run_record[impl->primitive](&r);
         finish(&r);
+        /* An implementation that serves only some parameters (IFMA: q < 2^50)
+         * refuses the others in ctx_new, as it would for a caller; those
+         * records are not its to pass, but at least one record must run. */
+        if (rc != 0 && r.unserved) {
+            rc = 0;
+            reason[0] = '\0';
+            continue;
+        }
         ran++;
     }
     mpce_kat_free(&set);

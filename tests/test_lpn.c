@@ -203,7 +203,7 @@ static void test_kat(void)
 
 static void test_diff(void)
 {
-    static const size_t ns[] = {0, 1, 3, 17, 1000};
+    static const size_t ns[] = {0, 1, 3, 7, 9, 17, 31, 33, 65, 127, 1000};
     static const uint64_t c0s[] = {0, 5, 0xfffffffffffffff9ull, 0xfffffffffffff000ull,
                                    0x123456789abcdefull};
     const char *names[MAX_IMPLS];

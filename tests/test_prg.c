@@ -157,7 +157,7 @@ static void test_kat(void)
 
 /* ---- (2) differential against OpenSSL ----------------------------------- */
 
-static const size_t diff_lens[] = {0, 1, 3, 17, 1000};
+static const size_t diff_lens[] = {0, 1, 3, 7, 9, 17, 31, 33, 65, 127, 1000};
 #define NLENS (sizeof(diff_lens) / sizeof(diff_lens[0]))
 
 static void test_diff_ecb(void)
@@ -427,7 +427,8 @@ static void test_policy(void)
 
     resolved = mpce_resolve(strict, MPCE_PRIM_PRG);
     CU_ASSERT_PTR_NOT_NULL_FATAL(resolved);
-    CU_ASSERT_STRING_EQUAL(resolved, "prg-soft-bitslice");
+    /* Whatever backend wins (aesni where loaded), it is a constant-time one. */
+    CU_ASSERT(tu_impl_flags(strict, resolved) & MPCE_IMPL_CONSTANT_TIME);
 
     /* The constant-time default still works under the strict policy. */
     ref_ecb(key, in, want, 1);

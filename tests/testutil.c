@@ -56,11 +56,15 @@ mpce_engine *tu_engine(int allow_variable_time)
         return engines[i];
     char *conf = tu_write_temp(i ? "[engine]\nallow_variable_time = yes\n"
                                  : "[engine]\nallow_variable_time = no\n");
+    /* The plugins built in this tree (TEST_PLUGIN_PATH, from tests/local.am),
+     * so every suite runs every backend this CPU can run. */
+    const char *plugins = TEST_PLUGIN_PATH;
     mpce_options opts = {
         .struct_size = sizeof(opts),
         .config_path = conf,
-        .flags = MPCE_OPT_NO_USER_CONFIG | MPCE_OPT_NO_ENV | MPCE_OPT_NO_PLUGINS |
-                 MPCE_OPT_NO_SYSTEM_CONFIG,
+        .plugin_path = plugins[0] ? plugins : NULL,
+        .flags = MPCE_OPT_NO_USER_CONFIG | MPCE_OPT_NO_ENV | MPCE_OPT_NO_SYSTEM_CONFIG |
+                 (plugins[0] ? 0u : MPCE_OPT_NO_PLUGINS),
     };
     if (mpce_engine_new(&opts, &engines[i]) != MPCE_OK) {
         fprintf(stderr, "tu_engine: %s\n", mpce_last_error());
@@ -80,9 +84,20 @@ size_t tu_impls(mpce_engine *engine, mpce_primitive prim, const char **names, si
         return 0;
     }
     const char *want = mpce_primitive_name(prim);
-    for (size_t i = 0; i < count && found < max; i++)
-        if (strcmp(rows[i].primitive, want) == 0 && strcmp(rows[i].selftest, "pass") == 0)
+    for (size_t i = 0; i < count && found < max; i++) {
+        if (strcmp(rows[i].primitive, want) != 0)
+            continue;
+        if (strcmp(rows[i].selftest, "pass") == 0) {
             names[found++] = rows[i].impl;
+        } else {
+            /* What this machine cannot run is reported, never silently passed. */
+            printf("\n  skipped: %s (%s): %s\n", rows[i].impl, rows[i].selftest,
+                   rows[i].reason);
+        }
+    }
+    for (size_t i = 0; i < count; i++)
+        if (rows[i].impl[0] == '\0')
+            printf("\n  skipped module %s: %s\n", rows[i].path, rows[i].reason);
     return found;
 }
 
@@ -130,4 +145,31 @@ void tu_free_misaligned(void *p)
 int tu_error_mentions(const char *needle)
 {
     return strstr(mpce_last_error(), needle) != NULL;
+}
+
+int tu_ntt_serves(mpce_ntt *ctx, const char *impl)
+{
+    /* An empty batch resolves the implementation and its state, nothing else. */
+    mpce_status st = mpce_ntt_forward(ctx, impl, NULL, NULL, 0);
+    if (st == MPCE_OK)
+        return 1;
+    if (st == MPCE_ERR_NOIMPL && strstr(mpce_last_error(), "does not serve")) {
+        printf("\n  skipped: %s for these moduli: %s\n", impl, mpce_last_error());
+        return 0;
+    }
+    CU_FAIL("an empty NTT batch failed");
+    fprintf(stderr, "  %s: %s\n", impl, mpce_last_error());
+    return 0;
+}
+
+unsigned tu_impl_flags(mpce_engine *engine, const char *impl)
+{
+    const mpce_impl_info *rows;
+    size_t count;
+    if (!impl || mpce_list(engine, 0, &rows, &count) != MPCE_OK)
+        return 0;
+    for (size_t i = 0; i < count; i++)
+        if (strcmp(rows[i].impl, impl) == 0)
+            return rows[i].flags;
+    return 0;
 }

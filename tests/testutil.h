@@ -33,8 +33,16 @@ mpce_engine *tu_engine(int allow_variable_time);
 char *tu_write_temp(const char *text);
 
 /* Names of the implementations of prim in the engine whose self-test passed
- * (up to max); returns the count. */
+ * (up to max); returns the count. Prints a "skipped: NAME: reason" line for
+ * each implementation of prim that this machine cannot run. */
 size_t tu_impls(mpce_engine *engine, mpce_primitive prim, const char **names, size_t max);
+
+/* Whether impl serves ctx's parameters (an implementation may refuse some,
+ * e.g. IFMA above 2^50); prints a "skipped:" line when it does not. */
+int tu_ntt_serves(mpce_ntt *ctx, const char *impl);
+
+/* The MPCE_IMPL_* flags of a listed implementation (0 if not listed). */
+unsigned tu_impl_flags(mpce_engine *engine, const char *impl);
 
 /* SPEC.md section 5. */
 uint64_t tu_splitmix64(uint64_t *state);

@@ -1,0 +1,103 @@
+/*
+ * The x86-64 backend: what its files share. Kernels that need an ISA live in
+ * files compiled with that ISA's flags (aes_ni.c, aes_vaes256.c,
+ * aes_vaes512.c, ntt_avx512.c, ntt_ifma.c); everything else is plain C and
+ * only calls them after the CPU has been probed.
+ */
+#ifndef MPCE_AESNI_H
+#define MPCE_AESNI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mpcengine/plugin.h"
+
+/* CPU features this plugin cares about, after the OS-support checks (XCR0)
+ * and after MPCENGINE_AESNI_DISABLE has masked some off. */
+struct aesni_cpu {
+    int aes;        /* AES-NI + SSE4.1 */
+    int avx2;       /* AVX2 with OS ymm state */
+    int vaes;       /* VAES (with avx2 for ymm, avx512f for zmm) */
+    int avx512f;    /* AVX-512F with OS zmm and opmask state */
+    int avx512dq;
+    int avx512bw;
+    int avx512vl;
+    int avx512ifma;
+};
+
+/* Probed once; thread-safe. */
+const struct aesni_cpu *aesni_cpu(void);
+/* "AES-NI AVX2 VAES AVX-512F ..." for listings, and what was masked. */
+void aesni_cpu_describe(char *buf, size_t len);
+
+/* The plugin's host, for set_error. */
+extern const struct mpce_host *aesni_host;
+
+/* ---- AES kernels (one per ISA file) --------------------------------------
+ * A schedule holds m (1..8) expanded AES-128 keys, the 11 standard round keys
+ * each in the layout _mm_aesenc_si128 takes, expanded once per context by
+ * aesni_sched_init (which needs only AES-NI), plus the same keys laid out in
+ * lanes so that the VAES kernels load a whole ymm/zmm round key with one
+ * memory operand instead of broadcasting per call. */
+struct aesni_sched {
+    _Alignas(64) uint8_t rk[8][176];
+    /* ymm: round r of keys j and j+1 (mod m) in lanes 0, 1. */
+    _Alignas(64) uint8_t rk2[8][11][32];
+    /* zmm: round r of keys j .. j+3 (mod m) in lanes 0 .. 3. */
+    _Alignas(64) uint8_t rk4[8][11][64];
+    /* DPF point steps: lane l holds key bit l of c (keys 0 and 1). */
+    _Alignas(64) uint8_t sel2[4][11][32];
+    _Alignas(64) uint8_t sel4[16][11][64];
+    size_t m;
+};
+
+void aesni_sched_init(struct aesni_sched *ks, const uint8_t *keys, size_t m);
+
+/*
+ * Every kernel accepts any n (0 included), unaligned buffers and in == out.
+ * The DPF kernels work on nodes: a seed with its control bit t in bit 0 of
+ * byte 12 (SPEC.md section 4), keys 0 (kL) and 1 (kR) of a schedule with
+ * m >= 2, and a correction word per side that carries the side's t
+ * correction in that bit, so that correcting a child is one masked XOR.
+ */
+struct aesni_aes_kernel {
+    const char *name;
+    /* out[i] = AES_{key j}(in[i]) */
+    void (*ecb)(const struct aesni_sched *ks, size_t j, const uint8_t *in, uint8_t *out,
+                size_t n);
+    /* out[i] = AES_{key j}(LE64(c0 + i mod 2^64) || 0^64) */
+    void (*ctr)(const struct aesni_sched *ks, size_t j, uint64_t c0, uint8_t *out, size_t n);
+    /* out[i*m + j] = AES_{key j}(seeds[i]) ^ seeds[i] */
+    void (*mmo)(const struct aesni_sched *ks, const uint8_t *seeds, uint8_t *out, size_t n);
+    /* child[2i+b] = G_b(clr p[i]) ^ (t(p[i]) ? cw[b] : 0) for n parents. */
+    void (*dpf_expand)(const struct aesni_sched *ks, const uint8_t *parents, uint8_t *children,
+                       size_t n, const uint8_t cw[2][16]);
+    /* node[i] = G_{dir[i]}(clr node[i]) ^ (t(node[i]) ? cw[i] : 0), in place. */
+    void (*dpf_step)(const struct aesni_sched *ks, uint8_t *nodes, const uint8_t *dir,
+                     const uint8_t *cw, size_t n);
+};
+
+extern const struct aesni_aes_kernel aesni_kernel_ni;       /* aes_ni.c */
+extern const struct aesni_aes_kernel aesni_kernel_vaes256;  /* aes_vaes256.c */
+extern const struct aesni_aes_kernel aesni_kernel_vaes512;  /* aes_vaes512.c */
+/* The fastest kernel this CPU runs (vaes512 > vaes256 > ni), for LPN/DPF. */
+const struct aesni_aes_kernel *aesni_best_kernel(void);
+
+/* ---- the PRG state (prg.c), shared with lpn.c and dpf.c -------------------- */
+struct aesni_prg {
+    struct aesni_sched ks; /* first: the state is allocated 64-byte aligned */
+    const struct aesni_aes_kernel *kernel;
+};
+/* The PRG vtable of aesni_best_kernel(). */
+const struct mpce_prg_vtable *aesni_best_prg_vtable(void);
+
+/* ---- vtables (prg.c, ntt.c, lpn.c, dpf.c) --------------------------------- */
+extern const struct mpce_prg_vtable aesni_prg_ni_vtable;
+extern const struct mpce_prg_vtable aesni_prg_vaes256_vtable;
+extern const struct mpce_prg_vtable aesni_prg_vaes512_vtable;
+extern const struct mpce_ntt_vtable aesni_ntt_avx512_vtable;
+extern const struct mpce_ntt_vtable aesni_ntt_ifma_vtable;
+extern const struct mpce_lpn_vtable aesni_lpn_vtable;
+extern const struct mpce_dpf_vtable aesni_dpf_vtable;
+
+#endif

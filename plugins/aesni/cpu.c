@@ -1,0 +1,107 @@
+/* CPUID probing: what the CPU has and the OS has enabled. */
+#include "config.h"
+
+#include <cpuid.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plugins/aesni/aesni.h"
+
+static struct aesni_cpu cpu;
+static char masked[128];
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+static uint64_t xgetbv0(void)
+{
+    uint32_t lo, hi;
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    return ((uint64_t)hi << 32) | lo;
+}
+
+/* MPCENGINE_AESNI_DISABLE=avx512,vaes,... hides features, so the refusal
+ * paths (a CPU without AVX-512) can be exercised on any machine. Read with
+ * secure_getenv: it only ever removes capabilities. */
+static void apply_mask(void)
+{
+#ifdef HAVE_SECURE_GETENV
+    const char *env = secure_getenv("MPCENGINE_AESNI_DISABLE");
+#else
+    const char *env = getenv("MPCENGINE_AESNI_DISABLE");
+#endif
+    if (!env || !*env)
+        return;
+    static const struct {
+        const char *name;
+        size_t off;
+    } names[] = {
+        {"aes", offsetof(struct aesni_cpu, aes)},
+        {"avx2", offsetof(struct aesni_cpu, avx2)},
+        {"vaes", offsetof(struct aesni_cpu, vaes)},
+        {"avx512", offsetof(struct aesni_cpu, avx512f)},
+        {"avx512f", offsetof(struct aesni_cpu, avx512f)},
+        {"avx512dq", offsetof(struct aesni_cpu, avx512dq)},
+        {"avx512bw", offsetof(struct aesni_cpu, avx512bw)},
+        {"avx512vl", offsetof(struct aesni_cpu, avx512vl)},
+        {"ifma", offsetof(struct aesni_cpu, avx512ifma)},
+        {"avx512ifma", offsetof(struct aesni_cpu, avx512ifma)},
+    };
+    char buf[256];
+    snprintf(buf, sizeof(buf), "%s", env);
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+            if (strcmp(tok, names[i].name) == 0) {
+                *(int *)((char *)&cpu + names[i].off) = 0;
+                size_t used = strlen(masked);
+                snprintf(masked + used, sizeof(masked) - used, "%s%s", used ? "," : "", tok);
+            }
+        }
+    }
+    if (!cpu.aes)
+        cpu.vaes = 0;
+    /* Everything 512-bit needs AVX-512F. */
+    if (!cpu.avx512f)
+        cpu.avx512dq = cpu.avx512bw = cpu.avx512vl = cpu.avx512ifma = 0;
+}
+
+static void probe(void)
+{
+    unsigned a, b, c, d;
+    if (!__get_cpuid(1, &a, &b, &c, &d))
+        return;
+    int aes = (c >> 25) & 1, sse41 = (c >> 19) & 1, osxsave = (c >> 27) & 1;
+    int avx = (c >> 28) & 1;
+    cpu.aes = aes && sse41;
+    uint64_t xcr0 = osxsave ? xgetbv0() : 0;
+    int os_ymm = (xcr0 & 0x6) == 0x6;
+    int os_zmm = (xcr0 & 0xe6) == 0xe6;
+    if (__get_cpuid_max(0, NULL) < 7)
+        goto done;
+    __cpuid_count(7, 0, a, b, c, d);
+    cpu.avx2 = avx && os_ymm && ((b >> 5) & 1);
+    cpu.vaes = cpu.aes && os_ymm && ((c >> 9) & 1);
+    cpu.avx512f = os_zmm && ((b >> 16) & 1);
+    cpu.avx512dq = cpu.avx512f && ((b >> 17) & 1);
+    cpu.avx512ifma = cpu.avx512f && ((b >> 21) & 1);
+    cpu.avx512bw = cpu.avx512f && ((b >> 30) & 1);
+    cpu.avx512vl = cpu.avx512f && ((b >> 31) & 1);
+done:
+    apply_mask();
+}
+
+const struct aesni_cpu *aesni_cpu(void)
+{
+    pthread_once(&once, probe);
+    return &cpu;
+}
+
+void aesni_cpu_describe(char *buf, size_t len)
+{
+    const struct aesni_cpu *f = aesni_cpu();
+    snprintf(buf, len, "%s%s%s%s%s%s%s%s%s%s", f->aes ? "AES-NI " : "", f->avx2 ? "AVX2 " : "",
+             f->vaes ? "VAES " : "", f->avx512f ? "AVX-512F " : "", f->avx512dq ? "DQ " : "",
+             f->avx512bw ? "BW " : "", f->avx512vl ? "VL " : "", f->avx512ifma ? "IFMA " : "",
+             masked[0] ? "masked:" : "", masked);
+}

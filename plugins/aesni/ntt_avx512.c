@@ -1,0 +1,82 @@
+/*
+ * NTT kernels for AVX-512F/DQ, 8 words per vector, any q < 2^61. AVX-512
+ * has no 64x64->128 multiply, so the Shoup quotient hi64(w' * y) is summed
+ * exactly from four 32x32 products; the low words come from vpmullq.
+ */
+#include "config.h"
+
+#include <immintrin.h>
+
+#define AESNI_NTT_FN(name) aesni_ntt_avx512_##name
+
+/* A twiddle w, its Shoup companion w' = floor(w * 2^64 / q) and w' >> 32. */
+struct tw {
+    __m512i w, s, sh;
+};
+
+static inline struct tw tw_make(__m512i w, __m512i ws)
+{
+    struct tw t = {w, ws, _mm512_srli_epi64(ws, 32)};
+    return t;
+}
+
+/* floor(a * b / 2^64) exactly; ah = a >> 32. No partial sum overflows:
+ * (2^32 - 1)^2 + 2 * (2^32 - 1) < 2^64. */
+static inline __m512i mulhi64(__m512i a, __m512i ah, __m512i b)
+{
+    const __m512i lo32 = _mm512_set1_epi64(0xffffffff);
+    __m512i bh = _mm512_srli_epi64(b, 32);
+    __m512i ll = _mm512_mul_epu32(a, b), lh = _mm512_mul_epu32(a, bh);
+    __m512i hl = _mm512_mul_epu32(ah, b), hh = _mm512_mul_epu32(ah, bh);
+    __m512i mid = _mm512_add_epi64(hl, _mm512_srli_epi64(ll, 32));
+    __m512i mid2 = _mm512_add_epi64(lh, _mm512_and_si512(mid, lo32));
+    return _mm512_add_epi64(_mm512_add_epi64(hh, _mm512_srli_epi64(mid, 32)),
+                            _mm512_srli_epi64(mid2, 32));
+}
+
+static inline __m512i mul_lazy(__m512i y, struct tw t, __m512i q)
+{
+    __m512i quot = mulhi64(t.s, t.sh, y);
+    return _mm512_sub_epi64(_mm512_mullo_epi64(t.w, y), _mm512_mullo_epi64(quot, q));
+}
+
+#include "plugins/aesni/ntt_kernels.h"
+
+/* The full product a * b as (hi, lo). */
+static inline void mul128(__m512i a, __m512i b, __m512i *hi, __m512i *lo)
+{
+    const __m512i lo32 = _mm512_set1_epi64(0xffffffff);
+    __m512i ah = _mm512_srli_epi64(a, 32), bh = _mm512_srli_epi64(b, 32);
+    __m512i ll = _mm512_mul_epu32(a, b), lh = _mm512_mul_epu32(a, bh);
+    __m512i hl = _mm512_mul_epu32(ah, b), hh = _mm512_mul_epu32(ah, bh);
+    __m512i mid = _mm512_add_epi64(hl, _mm512_srli_epi64(ll, 32));
+    __m512i mid2 = _mm512_add_epi64(lh, _mm512_and_si512(mid, lo32));
+    *hi = _mm512_add_epi64(_mm512_add_epi64(hh, _mm512_srli_epi64(mid, 32)),
+                           _mm512_srli_epi64(mid2, 32));
+    *lo = _mm512_or_si512(_mm512_slli_epi64(mid2, 32), _mm512_and_si512(ll, lo32));
+}
+
+/*
+ * Pointwise a * b mod q by the Barrett reduction of ntt_harvey.h, with both
+ * 128-bit products summed from 32-bit pieces. With k = bit length of q,
+ * q1 = (a*b) >> (k - 1) < 2^(k+1) and mu < 2^(k+1), so the shifts below
+ * stay within 64 bits for every k <= 61.
+ */
+void aesni_ntt_avx512_mul(const struct mpce_harvey_tables *t, size_t n, const uint64_t *a,
+                          const uint64_t *b, uint64_t *out)
+{
+    const unsigned k = t->bar_shift;
+    const __m512i q = _mm512_set1_epi64((long long)t->q);
+    const __m512i mu = _mm512_set1_epi64((long long)t->bar_mu);
+    const __m128i hi1 = _mm_cvtsi32_si128((int)(65 - k)), lo1 = _mm_cvtsi32_si128((int)(k - 1));
+    const __m128i hi3 = _mm_cvtsi32_si128((int)(63 - k)), lo3 = _mm_cvtsi32_si128((int)(k + 1));
+    for (size_t j = 0; j < n; j += 8) {
+        __m512i hi, lo, h3, l3;
+        mul128(_mm512_loadu_si512(a + j), _mm512_loadu_si512(b + j), &hi, &lo);
+        __m512i q1 = _mm512_or_si512(_mm512_sll_epi64(hi, hi1), _mm512_srl_epi64(lo, lo1));
+        mul128(q1, mu, &h3, &l3);
+        __m512i q3 = _mm512_or_si512(_mm512_sll_epi64(h3, hi3), _mm512_srl_epi64(l3, lo3));
+        __m512i r = _mm512_sub_epi64(lo, _mm512_mullo_epi64(q3, q));
+        _mm512_storeu_si512(out + j, csub(csub(r, q), q));
+    }
+}
