@@ -17,6 +17,9 @@
 #ifndef MPCE_CONFDIR
 #define MPCE_CONFDIR "/usr/local/etc/mpcengine"
 #endif
+/* The largest [engine] threads value accepted. */
+#define MPCE_CONFIG_MAX_THREADS 256u
+
 #ifndef MPCE_SNIPPETDIR
 #define MPCE_SNIPPETDIR "/usr/local/share/mpcengine/plugins.d"
 #endif
@@ -36,6 +39,7 @@ struct mpce_config {
     int strict;
     int user_config;
     int no_plugins;              /* MPCE_OPT_NO_PLUGINS */
+    unsigned threads;            /* [engine] threads; 0: one per online CPU */
     struct mpce_plugin_setting *plugins;
     size_t n_plugins;
     /* Explicit choice per primitive (NULL: auto) and where it was made,

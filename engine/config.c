@@ -353,6 +353,33 @@ static mpce_status apply_bool(const struct ini_file *f, const char *sec, const c
     return MPCE_OK;
 }
 
+/* Decimal 0..MPCE_CONFIG_MAX_THREADS, or auto (= 0). */
+static mpce_status apply_threads(struct mpce_config *cfg, const struct ini_file *f,
+                                 const char *value)
+{
+    char expected[128];
+    snprintf(expected, sizeof(expected),
+             "auto or an integer from 0 (one thread per online CPU) to %u",
+             MPCE_CONFIG_MAX_THREADS);
+    if (strcasecmp(value, "auto") == 0) {
+        cfg->threads = 0;
+        return MPCE_OK;
+    }
+    unsigned v = 0;
+    size_t len = strlen(value);
+    if (len == 0 || len > 3)
+        return bad_value(f, "engine", "threads", value, expected);
+    for (size_t i = 0; i < len; i++) {
+        if (value[i] < '0' || value[i] > '9')
+            return bad_value(f, "engine", "threads", value, expected);
+        v = v * 10u + (unsigned)(value[i] - '0');
+    }
+    if (v > MPCE_CONFIG_MAX_THREADS)
+        return bad_value(f, "engine", "threads", value, expected);
+    cfg->threads = v;
+    return MPCE_OK;
+}
+
 static mpce_status apply_engine(struct mpce_config *cfg, const struct ini_file *f,
                                 const char *key, const char *value)
 {
@@ -368,10 +395,12 @@ static mpce_status apply_engine(struct mpce_config *cfg, const struct ini_file *
         return apply_bool(f, "engine", key, value, &cfg->strict);
     if (strcmp(key, "user_config") == 0)
         return apply_bool(f, "engine", key, value, &cfg->user_config);
+    if (strcmp(key, "threads") == 0)
+        return apply_threads(cfg, f, value);
     char where[1024];
     where_of(where, sizeof(where), f, "engine", key);
     warn("%s: unknown key '%s' in [engine] ignored: the keys are plugin_path, "
-         "allow_variable_time, strict and user_config", where, key);
+         "allow_variable_time, strict, user_config and threads", where, key);
     return MPCE_OK;
 }
 

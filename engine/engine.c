@@ -4,9 +4,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "engine/engine.h"
 #include "engine/loader.h"
+#include "engine/pool.h"
 
 /* Options are read only as far as the caller's struct_size reaches. */
 #define OPT_HAS(o, field) \
@@ -34,18 +36,32 @@ static mpce_status copy_options(const mpce_options *in, mpce_options *out)
     return MPCE_OK;
 }
 
+/* [engine] threads: 0 means one per online CPU, within the engine's bound. */
+static unsigned resolve_threads(unsigned configured)
+{
+    if (configured)
+        return configured;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    if (cpus < 1)
+        return 1;
+    return cpus > (long)MPCE_CONFIG_MAX_THREADS ? MPCE_CONFIG_MAX_THREADS : (unsigned)cpus;
+}
+
 static mpce_status create(const mpce_options *opts, mpce_engine **out)
 {
     mpce_engine *e = calloc(1, sizeof(*e));
     if (!e)
         return mpce_error(MPCE_ERR_NOMEM, "out of memory creating an engine");
     pthread_mutex_init(&e->lock, NULL);
+    pthread_mutex_init(&e->pool_lock, NULL);
     mpce_status st = mpce_config_load(&e->cfg, opts);
     if (st != MPCE_OK) {
+        pthread_mutex_destroy(&e->pool_lock);
         pthread_mutex_destroy(&e->lock);
         free(e);
         return st;
     }
+    e->threads = resolve_threads(e->cfg.threads);
     /* The soft backend is what keeps every slot non-empty; disabling it
      * would leave primitives without any implementation. */
     const struct mpce_plugin_setting *soft = mpce_config_plugin(&e->cfg, "soft");
@@ -95,10 +111,77 @@ void mpce_engine_free(mpce_engine *e)
 {
     if (!e)
         return;
+    mpce_pool_free(e->pool);
     mpce_registry_free(e);
     mpce_config_free(&e->cfg);
+    pthread_mutex_destroy(&e->pool_lock);
     pthread_mutex_destroy(&e->lock);
     free(e);
+}
+
+/* ---- splitting large calls ----------------------------------------------- */
+
+unsigned mpce_engine_threads(const mpce_engine *e)
+{
+    return e->threads ? e->threads : 1;
+}
+
+size_t mpce_engine_slices(const mpce_engine *e, const struct mpce_slot *slot, uint64_t units,
+                          uint64_t min_portable, uint64_t min_fast)
+{
+    unsigned t = mpce_engine_threads(e);
+    uint64_t min_units = min_portable;
+    if (slot) {
+        /* A device queues the work itself; CPU threads would only contend
+         * for its submission. */
+        if (slot->impl->flags & MPCE_IMPL_DEVICE)
+            return 1;
+        if (slot->impl->priority >= MPCE_POOL_FAST_PRIORITY)
+            min_units = min_fast;
+    }
+    min_units = e->slice_min_shift >= 64 ? 0 : min_units >> e->slice_min_shift;
+    if (min_units == 0)
+        min_units = 1;
+    if (t < 2 || units / min_units < 2)
+        return 1;
+    uint64_t most = (uint64_t)t * MPCE_POOL_SLICES_PER_THREAD;
+    uint64_t n = units / min_units;
+    return (size_t)(n < most ? n : most);
+}
+
+/* The pool, started on first need; NULL: run inline. */
+static struct mpce_pool *engine_pool(mpce_engine *e)
+{
+    struct mpce_pool *p = __atomic_load_n(&e->pool, __ATOMIC_ACQUIRE);
+    if (p || e->threads < 2)
+        return p;
+    pthread_mutex_lock(&e->pool_lock);
+    p = e->pool;
+    if (!p && !e->pool_failed) {
+        /* The calling thread is the last of `threads`. */
+        p = mpce_pool_new(e->threads - 1);
+        if (p)
+            __atomic_store_n(&e->pool, p, __ATOMIC_RELEASE);
+        else
+            e->pool_failed = 1;
+    }
+    pthread_mutex_unlock(&e->pool_lock);
+    return p;
+}
+
+int mpce_engine_run(mpce_engine *e, size_t count, mpce_slice_fn fn, void *arg)
+{
+    struct mpce_pool *p = count > 1 ? engine_pool(e) : NULL;
+    if (p)
+        return mpce_pool_run(p, count, fn, arg);
+    /* Inline, in order: the first failure is the lowest slice's, as on the
+     * pool. */
+    for (size_t i = 0; i < count; i++) {
+        int rc = fn(arg, i);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
 }
 
 /* ---- the global engine ------------------------------------------------- */

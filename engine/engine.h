@@ -44,6 +44,17 @@ struct mpce_engine {
     const struct mpce_slot *auto_slot[MPCE_PRIM_COUNT]; /* resolved "auto" */
     unsigned generation;        /* bumped whenever a slot's state changes */
     struct mpce_rows *listings;
+
+    /* Threads per large call (cfg.threads resolved); the pool of
+     * threads - 1 workers is started by the first call worth splitting, so
+     * creating an engine stays cheap and single-threaded. */
+    unsigned threads;
+    pthread_mutex_t pool_lock;
+    struct mpce_pool *pool;     /* published with a release store */
+    int pool_failed;            /* no worker could be started: run inline */
+    /* Divides the per-op slice minimums by 2^shift (0 in production): lets
+     * the tests cut modest calls into many slices on every backend. */
+    unsigned slice_min_shift;
 };
 
 /* ---- engine.c ------------------------------------------------------------ */
