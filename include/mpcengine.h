@@ -15,5 +15,6 @@
 #include "mpcengine/ntt.h"
 #include "mpcengine/lpn.h"
 #include "mpcengine/dpf.h"
+#include "mpcengine/bench.h"
 
 #endif

@@ -22,6 +22,7 @@ int cmd_lpn(int argc, char **argv);
 int cmd_dpf_gen(int argc, char **argv);
 int cmd_dpf_eval(int argc, char **argv);
 int cmd_dpf_evalall(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
 
 /* Usage text of each subcommand, shown by --help and by group help. */
 extern const char cli_usage_list[];
@@ -35,5 +36,6 @@ extern const char cli_usage_lpn[];
 extern const char cli_usage_dpf_gen[];
 extern const char cli_usage_dpf_eval[];
 extern const char cli_usage_dpf_evalall[];
+extern const char cli_usage_bench[];
 
 #endif

@@ -16,6 +16,7 @@ static const char usage[] =
     "  ntt forward|inverse|mul   negacyclic NTT on files of little-endian uint64 words\n"
     "  lpn                       Ferret LPN fold (d = 10) on files of 16-byte blocks\n"
     "  dpf gen|eval|evalall      two-party DPF keys (format v1) and their evaluation\n"
+    "  bench [--op OP --shape S] every implementation side by side against baselines\n"
     "Every command takes --impl NAME, --config FILE and --help\n"
     "(e.g. 'mpcengine prg ctr --help'). 'mpcengine --version' prints the version.\n"
     "Exit status: 0 success, 1 engine error or output not written, 2 usage error.\n";
@@ -29,6 +30,7 @@ static const struct command {
     {NULL, "list", cmd_list, cli_usage_list},
     {NULL, "selftest", cmd_selftest, cli_usage_selftest},
     {NULL, "lpn", cmd_lpn, cli_usage_lpn},
+    {NULL, "bench", cmd_bench, cli_usage_bench},
     {"prg", "ecb", cmd_prg_ecb, cli_usage_prg_ecb},
     {"prg", "mmo", cmd_prg_mmo, cli_usage_prg_mmo},
     {"prg", "ctr", cmd_prg_ctr, cli_usage_prg_ctr},

@@ -1,0 +1,628 @@
+/*
+ * Benchmark harness: its statistics, the shape of its results, its peers and
+ * refusals, and the command's JSON. Tiny rows and short windows only; no
+ * timing is ever asserted (the machines that run this are shared).
+ */
+#include "config.h"
+
+#include <fcntl.h>
+#include <math.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "engine/bench.h"
+#include "testutil.h"
+
+#ifndef MPCENGINE_BIN
+#error "MPCENGINE_BIN must name the built command (tests/local.am)"
+#endif
+
+extern char **environ;
+
+#define MAX_ROWS 64
+
+/* ---- collecting rows ------------------------------------------------------ */
+
+struct got_row {
+    char op[32], impl[96], shape[128], unit[16], baseline[96], note[400];
+    double median, min, max, rate, ratio;
+    int has_baseline, skipped;
+};
+
+static struct got_row rows[MAX_ROWS];
+static size_t n_rows;
+
+static int collect(const mpce_bench_row *r, void *arg)
+{
+    (void)arg;
+    CU_ASSERT_FATAL(n_rows < MAX_ROWS);
+    struct got_row *g = &rows[n_rows++];
+    memset(g, 0, sizeof(*g));
+    CU_ASSERT_FATAL(r->op && r->impl && r->shape && r->unit && r->note);
+    snprintf(g->op, sizeof(g->op), "%s", r->op);
+    snprintf(g->impl, sizeof(g->impl), "%s", r->impl);
+    snprintf(g->shape, sizeof(g->shape), "%s", r->shape);
+    snprintf(g->unit, sizeof(g->unit), "%s", r->unit);
+    snprintf(g->note, sizeof(g->note), "%s", r->note);
+    g->has_baseline = r->baseline != NULL;
+    if (r->baseline)
+        snprintf(g->baseline, sizeof(g->baseline), "%s", r->baseline);
+    g->median = r->median_s;
+    g->min = r->min_s;
+    g->max = r->max_s;
+    g->rate = r->unit_rate;
+    g->ratio = r->ratio;
+    g->skipped = r->skipped;
+    return 0;
+}
+
+static const struct got_row *row_of(const char *impl)
+{
+    for (size_t i = 0; i < n_rows; i++)
+        if (strcmp(rows[i].impl, impl) == 0)
+            return &rows[i];
+    return NULL;
+}
+
+static mpce_bench_options quick(const char *op, const char *shape)
+{
+    mpce_bench_options o;
+    memset(&o, 0, sizeof(o));
+    o.struct_size = sizeof(o);
+    o.op = op;
+    o.shape = shape;
+    o.rounds = 3;
+    o.windows = 2;
+    o.window_s = 0.0005;
+    return o;
+}
+
+static mpce_status run(mpce_bench_options *o)
+{
+    n_rows = 0;
+    return mpce_bench_run(tu_engine(0), o, collect, NULL);
+}
+
+/* Every measured row is well formed and its ratio is baseline / this. */
+static void check_rows(void)
+{
+    for (size_t i = 0; i < n_rows; i++) {
+        const struct got_row *g = &rows[i];
+        if (g->skipped)
+            continue;
+        CU_ASSERT(g->min > 0);
+        CU_ASSERT(g->min <= g->median && g->median <= g->max);
+        CU_ASSERT(g->rate > 0);
+        if (!g->has_baseline) {
+            CU_ASSERT_EQUAL(g->ratio, 0);
+            continue;
+        }
+        const struct got_row *b = NULL;
+        for (size_t j = 0; j < n_rows; j++)
+            if (strcmp(rows[j].impl, g->baseline) == 0 &&
+                (strstr(g->shape, "threads=") == NULL || strstr(rows[j].shape, "threads=1")))
+                b = &rows[j];
+        CU_ASSERT_FATAL(b != NULL);
+        CU_ASSERT(fabs(g->ratio - b->median / g->median) <= 1e-9 * g->ratio);
+    }
+}
+
+/* ---- statistics and the measuring loop ------------------------------------ */
+
+static void test_stats(void)
+{
+    double odd[] = {5, 1, 4, 2, 3}, even[] = {8, 2, 6, 4}, one[] = {7};
+    double med, lo, hi;
+
+    mpce_bench_stats(odd, 5, &med, &lo, &hi);
+    CU_ASSERT_EQUAL(med, 3);
+    CU_ASSERT_EQUAL(lo, 1);
+    CU_ASSERT_EQUAL(hi, 5);
+    CU_ASSERT_EQUAL(odd[0], 5); /* not reordered */
+    mpce_bench_stats(even, 4, &med, &lo, &hi);
+    CU_ASSERT_EQUAL(med, 5);
+    CU_ASSERT_EQUAL(lo, 2);
+    CU_ASSERT_EQUAL(hi, 8);
+    mpce_bench_stats(one, 1, &med, &lo, &hi);
+    CU_ASSERT(med == 7 && lo == 7 && hi == 7);
+}
+
+static volatile unsigned long sink;
+static unsigned long calls[2];
+
+static int spin(void *state)
+{
+    unsigned long *count = state;
+    for (unsigned long i = 0; i < 2000; i++)
+        sink += i;
+    (*count)++;
+    return 0;
+}
+
+/* Fails on its third call: after the warm-up and the sizing call. */
+static int fail_third(void *state)
+{
+    unsigned long *count = state;
+    return ++*count >= 3 ? MPCE_ERR_BACKEND : 0;
+}
+
+static void test_measure(void)
+{
+    struct mpce_bench_cand c[2];
+    struct mpce_bench_timing t = {4, 2, 0.0005};
+    memset(c, 0, sizeof(c));
+    calls[0] = calls[1] = 0;
+    c[0].run = spin;
+    c[0].state = &calls[0];
+    c[1].run = fail_third;
+    c[1].state = &calls[1];
+    CU_ASSERT_EQUAL_FATAL(mpce_bench_measure(c, 2, &t), MPCE_OK);
+    CU_ASSERT(!c[0].failed);
+    CU_ASSERT(calls[0] >= 2 + 4 * 2); /* warm-up, sizing, then every window */
+    for (unsigned r = 0; r < 4; r++)
+        CU_ASSERT(c[0].samples[r] > 0 && c[0].samples[r] >= c[0].min &&
+                  c[0].samples[r] <= c[0].max);
+    CU_ASSERT(c[0].min <= c[0].median && c[0].median <= c[0].max);
+    CU_ASSERT(c[1].failed);
+    CU_ASSERT(strstr(c[1].why, "MPCE_ERR_BACKEND") != NULL);
+    free(c[0].samples);
+    free(c[1].samples);
+}
+
+/* ---- rows through the API ------------------------------------------------- */
+
+static void test_prg_row(void)
+{
+    mpce_bench_options o = quick("prg.ecb", "n=64");
+    CU_ASSERT_EQUAL_FATAL(run(&o), MPCE_OK);
+    const struct got_row *soft = row_of("prg-soft-bitslice");
+    const struct got_row *evp = row_of("openssl-evp-aes-128-ecb");
+    CU_ASSERT_FATAL(soft != NULL && evp != NULL);
+    CU_ASSERT_STRING_EQUAL(soft->op, "prg.ecb");
+    CU_ASSERT_STRING_EQUAL(soft->shape, "n=64");
+    CU_ASSERT_STRING_EQUAL(soft->unit, "GB/s");
+    CU_ASSERT_STRING_EQUAL(soft->baseline, "openssl-evp-aes-128-ecb");
+    CU_ASSERT(fabs(evp->ratio - 1) < 1e-12);
+    /* GB/s is the bytes written per call over the median. */
+    CU_ASSERT(fabs(soft->rate - 16.0 * 64 / soft->median / 1e9) <= 1e-9 * soft->rate);
+    check_rows();
+}
+
+static void test_every_op(void)
+{
+    static const char *const cases[][2] = {
+        {"prg.mmo", "m=2,n=32"},
+        {"prg.ctr", "n=64"},
+        {"ntt.forward", "N=64,B=2,q=61bit"},
+        {"ntt.inverse", "N=64,B=2,q=61bit"},
+        {"lpn.fold", "logk=6,n=64,chunk=16"},
+        {"dpf.evalall", "bits=6"},
+        {"dpf.eval_keys", "bits=8,keys=8"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        mpce_bench_options o = quick(cases[i][0], cases[i][1]);
+        CU_ASSERT_EQUAL(run(&o), MPCE_OK);
+        CU_ASSERT(n_rows >= 1);
+        for (size_t j = 0; j < n_rows; j++) {
+            CU_ASSERT_STRING_EQUAL(rows[j].op, cases[i][0]);
+            /* Only a backend that does not serve the shape may sit one out. */
+            CU_ASSERT(!rows[j].skipped || strstr(rows[j].note, "does not serve") != NULL);
+        }
+        check_rows();
+    }
+    /* The DPF is compared with its own plugin's AES on as many blocks. */
+    mpce_bench_options o = quick("dpf.evalall", "bits=6");
+    CU_ASSERT_EQUAL_FATAL(run(&o), MPCE_OK);
+    const struct got_row *d = row_of("dpf-soft");
+    CU_ASSERT_FATAL(d != NULL);
+    CU_ASSERT_STRING_EQUAL(d->baseline, "aes-floor:prg-soft-bitslice");
+    CU_ASSERT_STRING_EQUAL(d->unit, "ns/output");
+    CU_ASSERT_PTR_NOT_NULL(row_of("aes-floor:prg-soft-bitslice"));
+}
+
+static void test_threads_row(void)
+{
+    mpce_bench_options o = quick("prg.ecb", "n=256,threads=2");
+    CU_ASSERT_EQUAL_FATAL(run(&o), MPCE_OK);
+    CU_ASSERT_EQUAL_FATAL(n_rows, 2);
+    CU_ASSERT_STRING_EQUAL(rows[0].shape, "n=256,threads=1");
+    CU_ASSERT_STRING_EQUAL(rows[1].shape, "n=256,threads=2");
+    CU_ASSERT(!rows[0].has_baseline);
+    CU_ASSERT_STRING_EQUAL(rows[1].baseline, rows[0].impl);
+    check_rows();
+}
+
+static void test_impl_filter(void)
+{
+    mpce_bench_options o = quick("prg.ctr", "n=64");
+    o.impl = "prg-soft-bitslice";
+    CU_ASSERT_EQUAL_FATAL(run(&o), MPCE_OK);
+    for (size_t i = 0; i < n_rows; i++)
+        CU_ASSERT(strcmp(rows[i].impl, "prg-soft-bitslice") == 0 ||
+                  strcmp(rows[i].impl, "openssl-evp-aes-128-ctr") == 0);
+    CU_ASSERT_PTR_NOT_NULL(row_of("prg-soft-bitslice"));
+    check_rows();
+
+    o.impl = "no-such-impl";
+    TU_ASSERT_ERROR(run(&o), MPCE_ERR_ARG, "no-such-impl");
+    o.impl = "ntt-soft"; /* known, but not in a PRG row */
+    TU_ASSERT_ERROR(run(&o), MPCE_ERR_ARG, "no candidate");
+}
+
+static void test_refusals(void)
+{
+    mpce_bench_options o = quick("prg.nope", "n=1");
+    TU_ASSERT_ERROR(run(&o), MPCE_ERR_ARG, "unknown benchmark op");
+    o = quick("prg.ecb", "n=abc");
+    TU_ASSERT_ERROR(run(&o), MPCE_ERR_ARG, "not a decimal");
+    o = quick("prg.ecb", "blocks=4");
+    TU_ASSERT_ERROR(run(&o), MPCE_ERR_ARG, "unknown key");
+    o = quick("prg.mmo", "n=4");
+    TU_ASSERT_ERROR(run(&o), MPCE_ERR_ARG, "missing m");
+    o = quick("ntt.forward", "N=64,B=1,q=59bit");
+    TU_ASSERT_ERROR(run(&o), MPCE_ERR_ARG, "q=59bit");
+    o = quick("ntt.forward", "N=48,B=1,q=61bit");
+    TU_ASSERT_ERROR(run(&o), MPCE_ERR_ARG, "power of two");
+    o = quick("prg.ecb", "n=0");
+    TU_ASSERT_ERROR(run(&o), MPCE_ERR_ARG, "out of range");
+    o = quick(NULL, "n=12345");
+    TU_ASSERT_ERROR(run(&o), MPCE_ERR_ARG, "no default benchmark row");
+    o = quick("prg.ecb", "n=4");
+    o.rounds = 65;
+    TU_ASSERT_ERROR(run(&o), MPCE_ERR_ARG, "rounds");
+    CU_ASSERT_EQUAL(n_rows, 0); /* refused before anything ran */
+    CU_ASSERT_EQUAL(mpce_bench_run(tu_engine(0), NULL, NULL, NULL), MPCE_ERR_ARG);
+}
+
+static void test_default_rows(void)
+{
+    const char *op, *shape;
+    size_t n = 0;
+    struct mpce_bench_shape s;
+    while (mpce_bench_default_row(n, &op, &shape) == MPCE_OK) {
+        CU_ASSERT_EQUAL(mpce_bench_shape_parse(op, shape, &s), MPCE_OK);
+        n++;
+    }
+    CU_ASSERT(n >= 14);
+    CU_ASSERT_EQUAL(mpce_bench_default_row(n, &op, &shape), MPCE_ERR_ARG);
+}
+
+/* ---- peers ---------------------------------------------------------------- */
+
+static unsigned peer_setups, peer_teardowns;
+static uint64_t peer_n;
+
+static int peer_setup(const mpce_bench_case *c, void *arg, void **state)
+{
+    CU_ASSERT_STRING_EQUAL(c->op, "prg.ecb");
+    CU_ASSERT_EQUAL(mpce_bench_param(c, "n", &peer_n), MPCE_OK);
+    uint64_t v;
+    CU_ASSERT_EQUAL(mpce_bench_param(c, "N", &v), MPCE_ERR_ARG);
+    peer_setups++;
+    *state = arg;
+    return 0;
+}
+
+static void peer_teardown(void *state)
+{
+    peer_teardowns++;
+}
+
+static void test_peers(void)
+{
+    mpce_bench_peer p[2];
+    memset(p, 0, sizeof(p));
+    p[0].struct_size = sizeof(p[0]);
+    p[0].name = "test-peer";
+    p[0].op = "prg.ecb";
+    p[0].note = "a test";
+    p[0].setup = peer_setup;
+    p[0].run = spin;
+    p[0].teardown = peer_teardown;
+    p[0].arg = &calls[0];
+    /* Registered but unavailable, as the command does without NTL. */
+    p[1].struct_size = sizeof(p[1]);
+    p[1].name = "ntl";
+    p[1].op = "ntt.forward";
+    p[1].note = "NTL not installed here";
+
+    peer_setups = peer_teardowns = 0;
+    mpce_bench_options o = quick("prg.ecb", "n=32");
+    o.peers = p;
+    o.n_peers = 2;
+    CU_ASSERT_EQUAL_FATAL(run(&o), MPCE_OK);
+    const struct got_row *g = row_of("test-peer");
+    CU_ASSERT_FATAL(g != NULL);
+    CU_ASSERT_STRING_EQUAL(g->note, "a test");
+    CU_ASSERT_STRING_EQUAL(g->baseline, "openssl-evp-aes-128-ecb");
+    CU_ASSERT_EQUAL(peer_n, 32);
+    CU_ASSERT(peer_setups == 1 && peer_teardowns == 1);
+    check_rows();
+
+    o = quick("ntt.forward", "N=64,B=1,q=60bit");
+    o.peers = p;
+    o.n_peers = 2;
+    CU_ASSERT_EQUAL_FATAL(run(&o), MPCE_OK);
+    g = row_of("ntt-soft");
+    CU_ASSERT_FATAL(g != NULL);
+    CU_ASSERT(!g->has_baseline);
+    CU_ASSERT(strstr(g->note, "baseline ntl not measured: NTL not installed here") != NULL);
+}
+
+/* ---- the command ------------------------------------------------------------ */
+
+static char out_path[4000], err_path[4100];
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    CU_ASSERT_FATAL(f != NULL);
+    char *buf = calloc(1, 1 << 20);
+    CU_ASSERT_FATAL(buf != NULL);
+    size_t got = fread(buf, 1, (1 << 20) - 1, f);
+    buf[got] = '\0';
+    fclose(f);
+    return buf;
+}
+
+/* The command with args; its exit status, stdout and stderr. */
+static int command(const char *const *args, char **out, char **err)
+{
+    const char *argv[32];
+    size_t n = 0;
+    argv[n++] = MPCENGINE_BIN;
+    argv[n++] = "bench";
+    for (; *args && n < 28; args++)
+        argv[n++] = *args;
+    if (TEST_PLUGIN_PATH[0]) {
+        argv[n++] = "--plugin-path";
+        argv[n++] = TEST_PLUGIN_PATH;
+    }
+    argv[n] = NULL;
+    const char *tmp = getenv("TMPDIR");
+    snprintf(out_path, sizeof(out_path), "%s/mpce-bench-out-%d", tmp && *tmp ? tmp : "/tmp",
+             (int)getpid());
+    snprintf(err_path, sizeof(err_path), "%s.err", out_path);
+    posix_spawn_file_actions_t fa;
+    CU_ASSERT_FATAL(posix_spawn_file_actions_init(&fa) == 0);
+    posix_spawn_file_actions_addopen(&fa, 1, out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    posix_spawn_file_actions_addopen(&fa, 2, err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    pid_t pid;
+    int status;
+    CU_ASSERT_FATAL(posix_spawn(&pid, MPCENGINE_BIN, &fa, NULL, (char *const *)argv, environ) ==
+                    0);
+    posix_spawn_file_actions_destroy(&fa);
+    CU_ASSERT_FATAL(waitpid(pid, &status, 0) == pid);
+    *out = slurp(out_path);
+    *err = slurp(err_path);
+    unlink(out_path);
+    unlink(err_path);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* A strict little JSON reader: enough to prove the output parses, and to
+ * collect the keys of each object in the top-level array. */
+struct json {
+    const char *p;
+    int objects;
+    int keys_ok; /* every object had the required keys */
+};
+
+static void ws(struct json *j)
+{
+    while (*j->p == ' ' || *j->p == '\n' || *j->p == '\t' || *j->p == '\r')
+        j->p++;
+}
+
+static int value(struct json *j, int depth);
+
+static int string(struct json *j, char *buf, size_t len)
+{
+    size_t n = 0;
+    if (*j->p != '"')
+        return -1;
+    for (j->p++; *j->p != '"'; j->p++) {
+        if (*j->p == '\0' || (unsigned char)*j->p < 0x20)
+            return -1;
+        if (*j->p == '\\') {
+            j->p++;
+            if (!strchr("\"\\/bfnrtu", *j->p) || *j->p == '\0')
+                return -1;
+        }
+        if (buf && n + 1 < len)
+            buf[n++] = *j->p;
+    }
+    if (buf)
+        buf[n] = '\0';
+    j->p++;
+    return 0;
+}
+
+static int number(struct json *j)
+{
+    char *end;
+    strtod(j->p, &end);
+    if (end == j->p || !(*j->p == '-' || (*j->p >= '0' && *j->p <= '9')))
+        return -1;
+    j->p = end;
+    return 0;
+}
+
+static int object(struct json *j, int depth)
+{
+    static const char *const need[] = {"op", "impl", "shape", "median_s", "min_s",
+                                       "max_s", "unit_rate", "unit"};
+    unsigned seen = 0;
+    int has_baseline = 0, has_ratio = 0;
+    j->p++;
+    ws(j);
+    if (*j->p == '}') {
+        j->p++;
+        return 0;
+    }
+    for (;;) {
+        char key[64];
+        ws(j);
+        if (string(j, key, sizeof(key)) != 0)
+            return -1;
+        for (unsigned i = 0; i < sizeof(need) / sizeof(need[0]); i++)
+            if (strcmp(key, need[i]) == 0)
+                seen |= 1u << i;
+        has_baseline |= strcmp(key, "baseline") == 0;
+        has_ratio |= strcmp(key, "ratio") == 0;
+        ws(j);
+        if (*j->p++ != ':' || value(j, depth + 1) != 0)
+            return -1;
+        ws(j);
+        if (*j->p == ',') {
+            j->p++;
+            continue;
+        }
+        if (*j->p++ != '}')
+            return -1;
+        break;
+    }
+    if (depth == 1) {
+        j->objects++;
+        if (seen != (1u << (sizeof(need) / sizeof(need[0]))) - 1 || has_baseline != has_ratio)
+            j->keys_ok = 0;
+    }
+    return 0;
+}
+
+static int value(struct json *j, int depth)
+{
+    ws(j);
+    if (depth > 8)
+        return -1;
+    if (*j->p == '{')
+        return object(j, depth);
+    if (*j->p == '"')
+        return string(j, NULL, 0);
+    if (*j->p == '[') {
+        j->p++;
+        ws(j);
+        if (*j->p == ']') {
+            j->p++;
+            return 0;
+        }
+        for (;;) {
+            if (value(j, depth + 1) != 0)
+                return -1;
+            ws(j);
+            if (*j->p == ',') {
+                j->p++;
+                continue;
+            }
+            return *j->p++ == ']' ? 0 : -1;
+        }
+    }
+    if (strncmp(j->p, "null", 4) == 0 || strncmp(j->p, "true", 4) == 0) {
+        j->p += 4;
+        return 0;
+    }
+    if (strncmp(j->p, "false", 5) == 0) {
+        j->p += 5;
+        return 0;
+    }
+    return number(j);
+}
+
+/* 0 if text is one JSON array of well-formed rows; *objects counted. */
+static int parse_rows(const char *text, int *objects)
+{
+    struct json j = {text, 0, 1};
+    ws(&j);
+    if (*j.p != '[' || value(&j, 0) != 0)
+        return -1;
+    ws(&j);
+    *objects = j.objects;
+    return *j.p == '\0' && j.keys_ok ? 0 : -1;
+}
+
+static void test_json_reader(void)
+{
+    int n;
+    CU_ASSERT_EQUAL(parse_rows("[]", &n), 0);
+    CU_ASSERT_EQUAL(n, 0);
+    CU_ASSERT_EQUAL(parse_rows("[{\"op\": \"a\", \"impl\": \"b\", \"shape\": \"n=1\", "
+                               "\"median_s\": 1e-3, \"min_s\": 1, \"max_s\": 2, "
+                               "\"unit_rate\": 3.5, \"unit\": \"GB/s\"}]", &n), 0);
+    CU_ASSERT_EQUAL(n, 1);
+    CU_ASSERT_NOT_EQUAL(parse_rows("[{\"op\": \"a\"}]", &n), 0);    /* keys missing */
+    CU_ASSERT_NOT_EQUAL(parse_rows("[{\"op\": \"a\",}]", &n), 0);   /* trailing comma */
+    CU_ASSERT_NOT_EQUAL(parse_rows("[{\"op\": nan}]", &n), 0);
+    CU_ASSERT_NOT_EQUAL(parse_rows("[", &n), 0);
+}
+
+static void test_cli_json(void)
+{
+    const char *args[] = {"--json", "--op", "prg.ecb", "--shape", "n=64", "--rounds", "2",
+                          "--window-ms", "1", NULL};
+    char *out, *err;
+    int n = 0;
+    CU_ASSERT_EQUAL(command(args, &out, &err), 0);
+    CU_ASSERT_EQUAL(parse_rows(out, &n), 0);
+    CU_ASSERT(n >= 2); /* prg-soft-bitslice and the EVP peer at least */
+    CU_ASSERT(strstr(out, "\"impl\": \"openssl-evp-aes-128-ecb\"") != NULL);
+    CU_ASSERT(strstr(out, "\"baseline\": \"openssl-evp-aes-128-ecb\"") != NULL);
+    if (parse_rows(out, &n) != 0)
+        fprintf(stderr, "output was: %s\nstderr: %s\n", out, err);
+    free(out);
+    free(err);
+
+    const char *table[] = {"--op", "prg.ecb", "--shape", "n=64", "--rounds", "1",
+                           "--window-ms", "1", NULL};
+    CU_ASSERT_EQUAL(command(table, &out, &err), 0);
+    CU_ASSERT(strncmp(out, "OP ", 3) == 0);
+    CU_ASSERT(strstr(out, "prg-soft-bitslice") != NULL);
+    free(out);
+    free(err);
+}
+
+static void test_cli_refusals(void)
+{
+    static const char *const cases[][5] = {
+        {"--op", "prg.nope", NULL, NULL, "unknown benchmark op"},
+        {"--op", "prg.ecb", "--shape", "n=zz", "not a decimal"},
+        {"--op", "prg.ecb", "--shape", "q=61bit", "unknown key"},
+        {"--shape", "n=3", NULL, NULL, "no default benchmark row"},
+        {"--rounds", "0", NULL, NULL, "--rounds"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const char *args[] = {cases[i][0], cases[i][1], cases[i][2], cases[i][3], "--json",
+                              NULL};
+        if (!cases[i][2])
+            args[2] = "--json", args[3] = NULL;
+        char *out, *err;
+        CU_ASSERT_EQUAL(command(args, &out, &err), 2);
+        CU_ASSERT_STRING_EQUAL(out, "");
+        CU_ASSERT(strstr(err, cases[i][4]) != NULL);
+        CU_ASSERT(strncmp(err, "mpcengine bench: ", 17) == 0);
+        free(out);
+        free(err);
+    }
+}
+
+int main(void)
+{
+    static const struct tu_test tests[] = {
+        {"statistics: median, min, max", test_stats},
+        {"measure: interleaved rounds, a failing candidate dropped", test_measure},
+        {"a PRG row: EVP baseline, ratio = baseline / this", test_prg_row},
+        {"every op at a tiny shape; the DPF's AES floor", test_every_op},
+        {"thread scaling: threads=T against threads=1", test_threads_row},
+        {"--impl keeps the baseline; unknown names refused", test_impl_filter},
+        {"unknown ops, keys and values refused with a message", test_refusals},
+        {"the default rows parse", test_default_rows},
+        {"caller peers, and an unavailable baseline peer", test_peers},
+        {"the JSON checker itself", test_json_reader},
+        {"mpcengine bench --json parses; the table prints", test_cli_json},
+        {"mpcengine bench refuses bad options with exit 2", test_cli_refusals},
+        {NULL, NULL},
+    };
+    return tu_main("bench", tests);
+}

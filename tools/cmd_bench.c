@@ -1,0 +1,218 @@
+/* mpcengine bench: the side-by-side figures of include/mpcengine/bench.h,
+ * as a table for people or JSON for machines. */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "tools/cli.h"
+#include "tools/cli_args.h"
+#include "tools/cli_engine.h"
+#ifdef HAVE_NTL
+#include "tools/bench_ntl.h"
+#endif
+
+const char cli_usage_bench[] =
+    "usage: mpcengine bench [--op OP [--shape S]] [--json] [--rounds N] [--impl NAME]\n"
+    "                       [--window-ms MS] [--plugin-path DIRS] [--config FILE]\n"
+    "  Every implementation of an op at a named shape, measured side by side in\n"
+    "  one run (interleaved rounds; median and min-max across rounds) against a\n"
+    "  baseline: OpenSSL EVP for the PRG, ntt-soft or NTL for the NTT, lpn-soft,\n"
+    "  and for the DPF the same plugin's AES on as many blocks (aes-floor:PRG).\n"
+    "  Without --op, every default row; --op alone, that op's default rows.\n"
+    "  Ops and shapes (add ,threads=T to time one large public-API call with\n"
+    "  [engine] threads = T against threads = 1):\n"
+    "    prg.ecb n=1048576               prg.mmo m=2,n=65536\n"
+    "    prg.ctr n=1048576               ntt.forward|ntt.inverse N=4096,B=64,q=61bit|60bit\n"
+    "    lpn.fold logk=19,n=4194304,chunk=8192\n"
+    "    dpf.evalall bits=20             dpf.eval_keys bits=20,keys=65536\n"
+    "  --op OP           one op (with --shape: exactly one row)\n"
+    "  --shape S         the shape, key=value,... as above\n"
+    "  --json            a JSON array of rows: op, impl, shape, median_s, min_s,\n"
+    "                    max_s, unit_rate, unit, and baseline and ratio (baseline\n"
+    "                    time / this time) where a baseline was measured, note\n"
+    "                    where there is one; rows not measured go to stderr\n"
+    "  --rounds N        rounds per row (default 7)\n"
+    "  --window-ms MS    shortest timed window (default 20)\n"
+    "  --plugin-path DIRS  module directories, ':'-separated, replacing the\n"
+    "                    configured ones (also for root, unlike the environment)\n" CLI_COMMON_HELP;
+
+#ifndef HAVE_NTL
+static const mpce_bench_peer no_ntl[] = {
+    {sizeof(mpce_bench_peer), "ntl", "ntt.forward", "NTL not installed (Debian: libntl-dev)",
+     NULL, NULL, NULL, NULL},
+    {sizeof(mpce_bench_peer), "ntl", "ntt.inverse", "NTL not installed (Debian: libntl-dev)",
+     NULL, NULL, NULL, NULL},
+};
+#endif
+
+struct out {
+    int json;
+    int rows;
+};
+
+static void json_string(const char *s)
+{
+    putchar('"');
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+        if (*p == '"' || *p == '\\')
+            printf("\\%c", *p);
+        else if (*p < 0x20)
+            printf("\\u%04x", *p);
+        else
+            putchar(*p);
+    }
+    putchar('"');
+}
+
+static const struct {
+    double scale;
+    const char *unit;
+} time_units[] = {{1, "s"}, {1e-3, "ms"}, {1e-6, "us"}, {1e-9, "ns"}};
+
+#define N_TIME_UNITS (sizeof(time_units) / sizeof(time_units[0]))
+
+/* The unit a time reads best in: the largest that keeps it >= 1. */
+static size_t time_unit(double s)
+{
+    size_t i = 0;
+    while (i + 1 < N_TIME_UNITS && s < time_units[i].scale)
+        i++;
+    return i;
+}
+
+/* Three significant digits in unit u, without the unit. */
+static void time_in(double s, size_t u, char *buf, size_t len)
+{
+    double v = s / time_units[u].scale;
+    snprintf(buf, len, v >= 100 ? "%.0f" : v >= 10 ? "%.1f" : "%.2f", v);
+}
+
+static void print_json_row(const mpce_bench_row *r, struct out *o)
+{
+    if (r->skipped) {
+        fprintf(stderr, "mpcengine bench: note: %s %s: %s: %s\n", r->op, r->shape, r->impl,
+                r->note);
+        return;
+    }
+    printf("%s\n  {\"op\": ", o->rows++ ? "," : "[");
+    json_string(r->op);
+    printf(", \"impl\": ");
+    json_string(r->impl);
+    printf(", \"shape\": ");
+    json_string(r->shape);
+    printf(", \"median_s\": %.9g, \"min_s\": %.9g, \"max_s\": %.9g, \"unit_rate\": %.6g, "
+           "\"unit\": ",
+           r->median_s, r->min_s, r->max_s, r->unit_rate);
+    json_string(r->unit);
+    if (r->baseline) {
+        printf(", \"baseline\": ");
+        json_string(r->baseline);
+        printf(", \"ratio\": %.4f", r->ratio);
+    }
+    if (r->note && r->note[0]) {
+        printf(", \"note\": ");
+        json_string(r->note);
+    }
+    putchar('}');
+}
+
+static void print_table_row(const mpce_bench_row *r, struct out *o)
+{
+    if (o->rows++ == 0)
+        printf("%-13s  %-30s  %-28s  %9s  %-15s  %10s  %-9s  %s\n", "OP", "SHAPE", "IMPL",
+               "MEDIAN", "MIN-MAX", "RATE", "UNIT", "VS BASELINE");
+    if (r->skipped) {
+        printf("%-13s  %-30s  %-28s  %9s  %-15s  %10s  %-9s  skipped: %s\n", r->op, r->shape,
+               r->impl, "-", "-", "-", "", r->note);
+        return;
+    }
+    char med[32], lo[32], hi[32], spread[80], vs[160];
+    size_t u = time_unit(r->median_s);
+    time_in(r->median_s, u, med, sizeof(med));
+    time_in(r->min_s, u, lo, sizeof(lo));
+    time_in(r->max_s, u, hi, sizeof(hi));
+    snprintf(spread, sizeof(spread), "%s-%s", lo, hi);
+    if (r->baseline)
+        snprintf(vs, sizeof(vs), "%.2fx %s", r->ratio, r->baseline);
+    else
+        snprintf(vs, sizeof(vs), "-");
+    char rate[32];
+    double v = r->unit_rate;
+    snprintf(rate, sizeof(rate), v >= 100 ? "%.0f" : v >= 10 ? "%.1f" : v >= 1 ? "%.2f" : "%.3f",
+             v);
+    printf("%-13s  %-30s  %-28s  %6s %-2s  %-15s  %10s  %-9s  %s%s%s\n", r->op, r->shape,
+           r->impl, med, time_units[u].unit, spread, rate, r->unit, vs,
+           r->note && r->note[0] ? "  # " : "", r->note ? r->note : "");
+}
+
+static int on_row(const mpce_bench_row *r, void *arg)
+{
+    struct out *o = arg;
+    if (o->json)
+        print_json_row(r, o);
+    else
+        print_table_row(r, o);
+    fflush(stdout);
+    return ferror(stdout) ? 1 : 0;
+}
+
+/* A private engine: --plugin-path must work for root too, and the global
+ * engine takes no plugin path from the command line. */
+static int start(const struct cli_cmd *cmd, mpce_engine **engine)
+{
+    mpce_options opts;
+    memset(&opts, 0, sizeof(opts));
+    opts.struct_size = sizeof(opts);
+    opts.config_path = cli_value(cmd, "config");
+    opts.plugin_path = cli_value(cmd, "plugin-path");
+    mpce_status st = mpce_engine_new(&opts, engine);
+    return st == MPCE_OK ? 0 : cli_engine_fail(cmd, st);
+}
+
+int cmd_bench(int argc, char **argv)
+{
+    struct cli_opt opts[] = {{"op", CLI_ARG, NULL},          {"shape", CLI_ARG, NULL},
+                             {"json", 0, NULL},              {"rounds", CLI_ARG, NULL},
+                             {"window-ms", CLI_ARG, NULL},   {"plugin-path", CLI_ARG, NULL},
+                             CLI_COMMON_OPTS};
+    const struct cli_cmd cmd = {"mpcengine bench", cli_usage_bench, opts};
+    uint64_t rounds = 7, window_ms = 20;
+    int rc = cli_parse(&cmd, argc, argv);
+    if (rc != CLI_PARSED)
+        return cli_parse_exit(rc);
+    if ((rc = cli_u64(&cmd, "rounds", 1, 64, &rounds)) != 0 ||
+        (rc = cli_u64(&cmd, "window-ms", 1, 10000, &window_ms)) != 0)
+        return rc;
+
+    mpce_bench_options bo;
+    memset(&bo, 0, sizeof(bo));
+    bo.struct_size = sizeof(bo);
+    bo.op = cli_value(&cmd, "op");
+    bo.shape = cli_value(&cmd, "shape");
+    bo.impl = cli_impl(&cmd);
+    bo.rounds = (unsigned)rounds;
+    bo.window_s = (double)window_ms / 1000.0;
+#ifdef HAVE_NTL
+    bo.peers = bench_ntl_peers(&bo.n_peers);
+#else
+    bo.peers = no_ntl;
+    bo.n_peers = sizeof(no_ntl) / sizeof(no_ntl[0]);
+#endif
+
+    mpce_engine *engine = NULL;
+    if ((rc = start(&cmd, &engine)) != 0)
+        return rc;
+    struct out o = {cli_value(&cmd, "json") != NULL, 0};
+    mpce_status st = mpce_bench_run(engine, &bo, on_row, &o);
+    /* Refused before any row: nothing on stdout, only the message. */
+    if (o.json && (o.rows || st == MPCE_OK))
+        printf("%s]\n", o.rows ? "\n" : "[");
+    if (st != MPCE_OK) {
+        rc = cli_engine_fail(&cmd, st);
+        if (st == MPCE_ERR_ARG)
+            rc = CLI_EXIT_USAGE;
+    }
+    mpce_engine_free(engine);
+    return rc;
+}
