@@ -38,6 +38,7 @@ struct mpce_slot {
     const char *plugin;        /* plugin name */
     const char *path;          /* module file or "(built-in)" */
     const char *sha256;        /* module file's SHA-256 (hex), "" for built-in */
+    const char *version;       /* the plugin's version string */
     enum mpce_selftest_state state;
     char reason[256];          /* why skipped/failed/not selectable */
     int selectable;            /* passed, allowed by policy */

@@ -63,6 +63,7 @@ mpce_status mpce_registry_add_slot(mpce_engine *e, const struct mpce_module *m,
     s->plugin = m->name;
     s->path = m->path;
     s->sha256 = m->sha256;
+    s->version = (m->desc && m->desc->version) ? m->desc->version : "";
     s->state = state;
     snprintf(s->reason, sizeof(s->reason), "%s", reason ? reason : "");
     e->slots[e->n_slots++] = s;
@@ -330,6 +331,7 @@ static struct mpce_rows *build_rows(mpce_engine *e)
         row->reason = reason;
         row->path = s->path;
         row->sha256 = s->sha256;
+        row->version = s->version;
     }
     for (size_t i = 0; i < e->n_modules; i++) {
         const struct mpce_module *m = e->modules[i];
@@ -345,6 +347,7 @@ static struct mpce_rows *build_rows(mpce_engine *e)
         row->reason = reason;
         row->path = m->path;
         row->sha256 = m->sha256;
+        row->version = "";
         k++;
     }
     r->count = n;

@@ -16,7 +16,7 @@ const char cli_usage_list[] =
     "  and the reason for a skip or failure.\n"
     "  --json          a JSON array of objects with keys plugin, primitive, impl,\n"
     "                  priority, flags (array of \"constant-time\", \"variable-time\",\n"
-    "                  \"device\"), selftest, reason, path, sha256\n" CLI_COMMON_HELP;
+    "                  \"device\"), selftest, reason, path, sha256, version\n" CLI_COMMON_HELP;
 
 const char cli_usage_selftest[] =
     "usage: mpcengine selftest [--impl NAME] [--config FILE]\n"
@@ -102,6 +102,8 @@ static void print_json(const mpce_impl_info *rows, size_t count, const char *imp
         json_string(r->path);
         printf(", \"sha256\": ");
         json_string(r->sha256);
+        printf(", \"version\": ");
+        json_string(r->version);
         putchar('}');
     }
     printf("%s]\n", first ? "" : "\n");
@@ -115,6 +117,16 @@ static void print_table(const mpce_impl_info *rows, size_t count, const char *im
                                             "FLAGS",    "SELFTEST",  "REASON"};
     int width[NCOLS];
     char prio[16], flags[64];
+
+    /* One line per plugin first: its version says what it found here. */
+    for (size_t i = 0; i < count; i++) {
+        int seen = 0;
+        for (size_t j = 0; j < i && !seen; j++)
+            seen = strcmp(rows[j].plugin, rows[i].plugin) == 0;
+        if (!seen && rows[i].impl[0] != '\0' && rows[i].version[0] != '\0')
+            printf("plugin %s %s; %s\n", rows[i].plugin, rows[i].version,
+                   rows[i].path[0] == '/' ? rows[i].path : "built into libmpcengine");
+    }
 
     for (int c = 0; c < NCOLS; c++)
         width[c] = (int)strlen(head[c]);

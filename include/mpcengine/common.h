@@ -118,6 +118,8 @@ typedef struct mpce_impl_info {
     const char *path;       /* module file, "(built-in)" for soft */
     const char *sha256;     /* SHA-256 of the module file in hex; "" for built-in
                                or a file that could not be read */
+    const char *version;    /* the plugin's version string, which may say what
+                               it found on this machine; "" for a skipped module */
 } mpce_impl_info;
 
 /*

@@ -104,4 +104,7 @@ void aesni_cpu_describe(char *buf, size_t len)
              f->vaes ? "VAES " : "", f->avx512f ? "AVX-512F " : "", f->avx512dq ? "DQ " : "",
              f->avx512bw ? "BW " : "", f->avx512vl ? "VL " : "", f->avx512ifma ? "IFMA " : "",
              masked[0] ? "masked:" : "", masked);
+    size_t n = strlen(buf);
+    while (n > 0 && buf[n - 1] == ' ')
+        buf[--n] = '\0';
 }

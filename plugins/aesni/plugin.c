@@ -2,6 +2,7 @@
  * it needs; probes refuse what this CPU (or MPCENGINE_AESNI_DISABLE) lacks. */
 #include "config.h"
 
+#include <pthread.h>
 #include <stdio.h>
 
 #include "plugins/aesni/aesni.h"
@@ -75,12 +76,25 @@ static const struct mpce_impl *const impls[] = {
     &prg_ni, &prg_vaes256, &prg_vaes512, &ntt_avx512, &ntt_ifma, &lpn_aesni, &dpf_aesni,
 };
 
-static const struct mpce_plugin plugin = {
+/* The version string also says what the CPU probe found, so listings show
+ * what the module registered and why it left anything out. */
+static char version[256];
+static pthread_once_t version_once = PTHREAD_ONCE_INIT;
+
+static void make_version(void)
+{
+    char have[160];
+    aesni_cpu_describe(have, sizeof(have));
+    snprintf(version, sizeof(version), "%s, CPU: %s", PACKAGE_VERSION,
+             have[0] ? have : "none of AES-NI/AVX2/VAES/AVX-512");
+}
+
+static struct mpce_plugin plugin = {
     .struct_size = sizeof(struct mpce_plugin),
     .abi_major = MPCE_PLUGIN_ABI_MAJOR,
     .abi_minor = MPCE_PLUGIN_ABI_MINOR,
     .name = "aesni",
-    .version = PACKAGE_VERSION,
+    .version = version,
     .probe = probe_plugin,
     .n_impls = sizeof(impls) / sizeof(impls[0]),
     .impls = impls,
@@ -91,5 +105,6 @@ MPCE_API const struct mpce_plugin *mpce_plugin_entry_v1(const struct mpce_host *
 const struct mpce_plugin *mpce_plugin_entry_v1(const struct mpce_host *host)
 {
     aesni_host = host;
+    pthread_once(&version_once, make_version);
     return &plugin;
 }
