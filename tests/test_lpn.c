@@ -188,15 +188,7 @@ static void test_kat(void)
 {
     const char *names[MAX_IMPLS];
     size_t nimpl = lpn_impls(names);
-    struct mpce_kat_set set;
-
-    CU_ASSERT(nimpl >= 1);
-    CU_ASSERT_FATAL(mpce_kat_load("lpn.txt", &set) == 0);
-    CU_ASSERT(set.count >= 12);
-    for (size_t i = 0; i < nimpl; i++)
-        for (size_t r = 0; r < set.count; r++)
-            CU_ASSERT(kat_record(names[i], &set.records[r]));
-    mpce_kat_free(&set);
+    tu_kat_run("lpn.txt", 12, names, nimpl, kat_record);
 }
 
 /* ---- (2) differential against the reference ------------------------------ */

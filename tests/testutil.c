@@ -173,3 +173,16 @@ unsigned tu_impl_flags(mpce_engine *engine, const char *impl)
             return rows[i].flags;
     return 0;
 }
+
+void tu_kat_run(const char *file, size_t min_records, const char *const *impls, size_t nimpl,
+                int (*check)(const char *impl, const struct mpce_kat_record *rec))
+{
+    struct mpce_kat_set set;
+    CU_ASSERT(nimpl >= 1);
+    CU_ASSERT_FATAL(mpce_kat_load(file, &set) == 0);
+    CU_ASSERT(set.count >= min_records);
+    for (size_t k = 0; k < nimpl; k++)
+        for (size_t r = 0; r < set.count; r++)
+            CU_ASSERT(check(impls[k], &set.records[r]));
+    mpce_kat_free(&set);
+}

@@ -9,6 +9,7 @@
 
 #include <CUnit/CUnit.h>
 
+#include "engine/kat.h"
 #include "mpcengine.h"
 
 struct tu_test {
@@ -43,6 +44,12 @@ int tu_ntt_serves(mpce_ntt *ctx, const char *impl);
 
 /* The MPCE_IMPL_* flags of a listed implementation (0 if not listed). */
 unsigned tu_impl_flags(mpce_engine *engine, const char *impl);
+
+/* check(impl, record) for every implementation and every record of a vector
+ * file, which must hold at least min_records records; at least one
+ * implementation must be given. */
+void tu_kat_run(const char *file, size_t min_records, const char *const *impls, size_t nimpl,
+                int (*check)(const char *impl, const struct mpce_kat_record *rec));
 
 /* SPEC.md section 5. */
 uint64_t tu_splitmix64(uint64_t *state);
