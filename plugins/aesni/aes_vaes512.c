@@ -8,6 +8,9 @@
 #include "config.h"
 
 #include <immintrin.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
 
 #include "plugins/aesni/aesni.h"
 
@@ -251,28 +254,48 @@ static inline __m512i clr_t(__m512i x)
         _mm512_set_epi32(1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0), x);
 }
 
+/* The bits a node's t-bit occupies, one per block. */
+static inline __m512i tbits(void)
+{
+    return _mm512_set_epi32(1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0);
+}
+
+/* Children of parents i .. i+cnt-1 (cnt <= 2R): register l holds those of
+ * parents i+2l, i+2l+1, in order. */
+static inline void expand_r(const __m512i k[11], const uint8_t *parents, size_t i, size_t cnt,
+                            __m512i cwv, __m512i b[R])
+{
+    __m512i s[R], tm[R];
+
+#pragma GCC unroll 8
+    for (unsigned l = 0; l < R; l++) {
+        size_t have = cnt > 2u * l ? cnt - 2u * l : 0;
+        __m512i x = dup_pairs(parents + 16 * (i + 2 * l), pair_mask(have));
+        tm[l] = tmask(x);
+        b[l] = s[l] = clr_t(x);
+    }
+    enc_r(b, k);
+#pragma GCC unroll 8
+    for (unsigned l = 0; l < R; l++)
+        b[l] = _mm512_ternarylogic_epi64(_mm512_xor_si512(b[l], s[l]), cwv, tm[l], 0x78);
+}
+
+static inline __m512i bcast_cw_pair(const uint8_t cw[2][16])
+{
+    return _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)cw[0]));
+}
+
 /* The m = 2 mmo with the parent's control bit selecting the corrections. */
 static void v4_dpf_expand(const struct aesni_sched *ks, const uint8_t *parents,
                           uint8_t *children, size_t n, const uint8_t cw[2][16])
 {
-    const __m512i cwv =
-        _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)cw[0]));
-    __m512i k[11], b[R], s[R], tm[R];
+    const __m512i cwv = bcast_cw_pair(cw);
+    __m512i k[11], b[R];
 
     load_keys(ks->rk4[0], k);
     for (size_t i = 0; i < n; i += 2 * R) {
         size_t cnt = n - i < 2 * R ? n - i : 2 * R;
-#pragma GCC unroll 8
-        for (unsigned l = 0; l < R; l++) {
-            size_t have = cnt > 2u * l ? cnt - 2u * l : 0;
-            __m512i x = dup_pairs(parents + 16 * (i + 2 * l), pair_mask(have));
-            tm[l] = tmask(x);
-            b[l] = s[l] = clr_t(x);
-        }
-        enc_r(b, k);
-#pragma GCC unroll 8
-        for (unsigned l = 0; l < R; l++)
-            b[l] = _mm512_ternarylogic_epi64(_mm512_xor_si512(b[l], s[l]), cwv, tm[l], 0x78);
+        expand_r(k, parents, i, cnt, cwv, b);
         if (cnt == 2 * R) {
 #pragma GCC unroll 8
             for (unsigned l = 0; l < R; l++)
@@ -282,6 +305,92 @@ static void v4_dpf_expand(const struct aesni_sched *ks, const uint8_t *parents,
             for (unsigned l = 0; l < R; l++)
                 stm(children + 32 * (i + 2 * l), lanes(2 * cnt, l), b[l]);
         }
+    }
+}
+
+/* Leaf outputs of the four nodes of x: bytes, clr(x) ^ (t ? CW : 0); u64,
+ * in the low word of each block, (lo(x) + (t ? CW : 0)) negated where neg
+ * is all ones. */
+static inline __m512i leaf_bytes(__m512i x, __m512i cwo)
+{
+    return _mm512_ternarylogic_epi64(clr_t(x), cwo, tmask(x), 0x78);
+}
+
+static inline __m512i leaf_u64(__m512i x, __m512i cwo, __m512i neg)
+{
+    __m512i y = _mm512_add_epi64(x, _mm512_and_si512(cwo, tmask(x)));
+    /* The low words of the four blocks, packed into the low 256 bits. */
+    y = _mm512_sub_epi64(_mm512_xor_si512(y, neg), neg);
+    return _mm512_permutexvar_epi64(_mm512_set_epi64(7, 5, 3, 1, 6, 4, 2, 0), y);
+}
+
+/* The first min(4, cnt - 4l) 64-bit lanes: u64 outputs 4l.. of cnt. */
+static inline __mmask8 qlanes(size_t cnt, unsigned l)
+{
+    size_t have = cnt > 4u * l ? cnt - 4u * l : 0;
+    return have >= 4 ? (__mmask8)0x0f : (__mmask8)((1u << have) - 1u);
+}
+
+/* The first `blocks` 16-byte blocks of y to 16-byte-aligned d, around the
+ * caches. */
+static inline void stream_blocks(uint8_t *d, __m512i y, unsigned blocks)
+{
+    _mm_stream_si128((__m128i *)d, _mm512_castsi512_si128(y));
+    _mm_stream_si128((__m128i *)(d + 16), _mm512_extracti32x4_epi32(y, 1));
+    if (blocks > 2) {
+        _mm_stream_si128((__m128i *)(d + 32), _mm512_extracti32x4_epi32(y, 2));
+        _mm_stream_si128((__m128i *)(d + 48), _mm512_extracti32x4_epi32(y, 3));
+    }
+}
+
+/* group and nt are constants at each call: one loop each without tests. */
+static inline __attribute__((always_inline)) void
+expand_leaves_g(const struct aesni_sched *ks, const uint8_t *parents, uint8_t *out, size_t n,
+                const uint8_t cw[2][16], const struct mpce_dpf_key_v1 *key, unsigned group,
+                int nt)
+{
+    const __m512i cwv = bcast_cw_pair(cw);
+    const __m512i cwo = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)key->cw_out));
+    const __m512i neg = _mm512_set1_epi64(-(long long)(key->party & 1u));
+    /* u64 outputs take half a register per two parents. */
+    const size_t osz = group == 0 ? 32 : 16;
+    __m512i k[11], b[R];
+
+    load_keys(ks->rk4[0], k);
+    for (size_t i = 0; i < n; i += 2 * R) {
+        size_t cnt = n - i < 2 * R ? n - i : 2 * R;
+        expand_r(k, parents, i, cnt, cwv, b);
+#pragma GCC unroll 8
+        for (unsigned l = 0; l < R; l++)
+            b[l] = group == 0 ? leaf_bytes(b[l], cwo) : leaf_u64(b[l], cwo, neg);
+        if (nt && cnt == 2 * R) {
+#pragma GCC unroll 8
+            for (unsigned l = 0; l < R; l++)
+                stream_blocks(out + osz * (i + 2 * l), b[l], group == 0 ? 4 : 2);
+        } else {
+#pragma GCC unroll 8
+            for (unsigned l = 0; l < R; l++)
+                stm(out + osz * (i + 2 * l), group == 0 ? lanes(2 * cnt, l) : qlanes(2 * cnt, l),
+                    b[l]);
+        }
+    }
+}
+
+static void v4_dpf_expand_leaves(const struct aesni_sched *ks, const uint8_t *parents,
+                                 uint8_t *out, size_t n, const uint8_t cw[2][16],
+                                 const struct mpce_dpf_key_v1 *key, unsigned group, int stream)
+{
+    if (stream && ((uintptr_t)out & 15u) == 0) {
+        if (group == 0)
+            expand_leaves_g(ks, parents, out, n, cw, key, 0, 1);
+        else
+            expand_leaves_g(ks, parents, out, n, cw, key, 1, 1);
+        /* Streaming stores are weakly ordered: drain them before returning. */
+        _mm_sfence();
+    } else if (group == 0) {
+        expand_leaves_g(ks, parents, out, n, cw, key, 0, 0);
+    } else {
+        expand_leaves_g(ks, parents, out, n, cw, key, 1, 0);
     }
 }
 
@@ -315,6 +424,171 @@ static void v4_dpf_step(const struct aesni_sched *ks, uint8_t *nodes, const uint
     }
 }
 
+/* The offset in sel4 of the round keys for the lane directions in a test
+ * mask kd (both 64-bit lanes of block h set when lane h goes right). */
+#define SEL_C(m) (((m) & 1u) | (((m) >> 1) & 2u) | (((m) >> 2) & 4u) | (((m) >> 3) & 8u))
+#define SEL_O1(m) (uint16_t)(SEL_C(m) * sizeof(((const struct aesni_sched *)0)->sel4[0]))
+#define SEL_O4(m) SEL_O1(m), SEL_O1((m) + 1u), SEL_O1((m) + 2u), SEL_O1((m) + 3u)
+#define SEL_O16(m) SEL_O4(m), SEL_O4((m) + 4u), SEL_O4((m) + 8u), SEL_O4((m) + 12u)
+#define SEL_O64(m) SEL_O16(m), SEL_O16((m) + 16u), SEL_O16((m) + 32u), SEL_O16((m) + 48u)
+static const uint16_t sel_off[256] = {SEL_O64(0u), SEL_O64(64u), SEL_O64(128u), SEL_O64(192u)};
+
+/* enc_r_lanes with the rounds unrolled too: a walk level is one chain of
+ * rounds, with no other work to hide a loop's register copies behind. */
+static inline void enc_r_lanes_full(__m512i b[R], const uint8_t (*const kp[R])[64])
+{
+#pragma GCC unroll 8
+    for (unsigned i = 0; i < R; i++)
+        b[i] = _mm512_xor_si512(b[i], _mm512_load_si512((const void *)kp[i][0]));
+#pragma GCC unroll 9
+    for (unsigned r = 1; r < 10; r++) {
+#pragma GCC unroll 8
+        for (unsigned i = 0; i < R; i++)
+            b[i] = _mm512_aesenc_epi128(b[i], _mm512_load_si512((const void *)kp[i][r]));
+    }
+#pragma GCC unroll 8
+    for (unsigned i = 0; i < R; i++)
+        b[i] = _mm512_aesenclast_epi128(b[i], _mm512_load_si512((const void *)kp[i][10]));
+}
+
+/* The 16 bytes at offset off of keys k[0..3], one block each. */
+static inline __m512i gather4(const struct mpce_dpf_key_v1 *const k[4], size_t off)
+{
+    __m512i v = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)((const uint8_t *)k[0] + off)));
+    v = _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)((const uint8_t *)k[1] + off)), 1);
+    v = _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)((const uint8_t *)k[2] + off)), 2);
+    return _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)((const uint8_t *)k[3] + off)),
+                              3);
+}
+
+/* Rows lev, lev+1 (lev <= 62) of the correction words of keys k[0..3],
+ * one block per key: row0 holds row lev, row1 row lev+1. */
+static inline void cw_rows2(const struct mpce_dpf_key_v1 *const k[4], unsigned lev,
+                            __m512i *row0, __m512i *row1)
+{
+    __m512i ab = _mm512_inserti64x4(
+        _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)k[0]->cw_s[lev])),
+        _mm256_loadu_si256((const __m256i *)k[1]->cw_s[lev]), 1);
+    __m512i cd = _mm512_inserti64x4(
+        _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)k[2]->cw_s[lev])),
+        _mm256_loadu_si256((const __m256i *)k[3]->cw_s[lev]), 1);
+
+    *row0 = _mm512_shuffle_i64x2(ab, cd, _MM_SHUFFLE(2, 0, 2, 0));
+    *row1 = _mm512_shuffle_i64x2(ab, cd, _MM_SHUFFLE(3, 1, 3, 1));
+}
+
+static inline uint64_t key_tr(const struct mpce_dpf_key_v1 *k)
+{
+    uint64_t v;
+
+    memcpy(&v, k->cw_tr, 8);
+    return v;
+}
+
+/*
+ * Point walks key-major: B walks in flight through all levels, nodes in
+ * registers. A lane's direction (public) picks its round keys from sel4 and
+ * whether its correction takes tRCW: bit lev of the key's cw_tr words,
+ * rotated into the t-bit, replaces tLCW under the direction mask.
+ */
+static void v4_dpf_walk(const struct aesni_sched *ks, const struct mpce_dpf_key_v1 *const *keys,
+                        size_t key_step, const uint64_t *points, size_t n, unsigned depth,
+                        unsigned what, uint8_t *out)
+{
+    const __m512i tb = tbits();
+    const size_t cw0 = offsetof(struct mpce_dpf_key_v1, cw_s);
+
+    for (size_t i = 0; i < n; i += B) {
+        const size_t cnt = n - i < B ? n - i : B;
+        const struct mpce_dpf_key_v1 *kp[B], *kn[B];
+        const uint8_t (*kr[R])[64];
+        __m512i x[R], pt[R], tr[R], b[R], sc[R], nxt[R];
+
+        for (unsigned q = 0; q < B; q++) {
+            kp[q] = keys[(i + (q < cnt ? q : 0)) * key_step];
+            /* The next walks' keys (these again past the end): each level
+             * asks for one line of R of them, so that by the end all of
+             * their rows are on the way, with their t corrections and
+             * output words now. */
+            kn[q] = keys[(i + B + q < n ? i + B + q : i) * key_step];
+            __builtin_prefetch(kn[q]->cw_tr, 0, 3);
+        }
+#pragma GCC unroll 8
+        for (unsigned l = 0; l < R; l++) {
+            const struct mpce_dpf_key_v1 *const *k = kp + 4 * l;
+            uint64_t p[4];
+            nxt[l] = _mm512_setzero_si512();
+            for (unsigned h = 0; h < 4; h++)
+                p[h] = 4 * l + h < cnt ? points[i + 4 * l + h] : 0;
+            pt[l] = _mm512_set_epi64((long long)p[3], (long long)p[3], (long long)p[2],
+                                     (long long)p[2], (long long)p[1], (long long)p[1],
+                                     (long long)p[0], (long long)p[0]);
+            tr[l] = _mm512_set_epi64((long long)key_tr(k[3]), 0, (long long)key_tr(k[2]), 0,
+                                     (long long)key_tr(k[1]), 0, (long long)key_tr(k[0]), 0);
+            /* The root: the seed with the party as control bit. */
+            x[l] = _mm512_or_si512(
+                clr_t(gather4(k, offsetof(struct mpce_dpf_key_v1, seed))),
+                _mm512_set_epi64((long long)((uint64_t)(k[3]->party & 1u) << 32), 0,
+                                 (long long)((uint64_t)(k[2]->party & 1u) << 32), 0,
+                                 (long long)((uint64_t)(k[1]->party & 1u) << 32), 0,
+                                 (long long)((uint64_t)(k[0]->party & 1u) << 32), 0));
+        }
+        for (unsigned lev = 0; lev < depth; lev++) {
+            const __m512i bit = _mm512_set1_epi64((long long)((uint64_t)1 << (depth - 1u - lev)));
+            const __m512i rot = _mm512_set1_epi64((long long)((32u - lev) & 63u));
+            const size_t off = cw0 + 16u * lev;
+            __m512i one = _mm512_setzero_si512();
+
+            if (key_step == 0)
+                one = _mm512_broadcast_i32x4(
+                    _mm_loadu_si128((const __m128i *)((const uint8_t *)kp[0] + off)));
+#pragma GCC unroll 8
+            for (unsigned l = 0; l < R; l++) {
+                __mmask8 kd = _mm512_test_epi64_mask(pt[l], bit);
+                __builtin_prefetch((const uint8_t *)kn[4 * l + (lev & 3u)] + 64u * (lev >> 2), 0,
+                                   3);
+                __m512i cw = one;
+                if (key_step != 0 && (lev & 1u) == 0)
+                    cw_rows2(kp + 4 * l, lev, &cw, &nxt[l]);
+                else if (key_step != 0)
+                    cw = nxt[l];
+                kr[l] = (const uint8_t (*)[64])((const uint8_t *)ks->sel4 + sel_off[kd]);
+                cw = _mm512_mask_ternarylogic_epi64(cw, kd, _mm512_rolv_epi64(tr[l], rot), tb,
+                                                    0xd8);
+                /* What the AES output is XORed with: the input, and the
+                 * correction where the node's control bit is set. */
+                __mmask16 kt = _mm512_test_epi32_mask(
+                    _mm512_shuffle_epi32(x[l], (_MM_PERM_ENUM)0xff), _mm512_set1_epi32(1));
+                b[l] = clr_t(x[l]);
+                sc[l] = _mm512_mask_xor_epi32(b[l], kt, b[l], cw);
+            }
+            enc_r_lanes_full(b, kr);
+#pragma GCC unroll 8
+            for (unsigned l = 0; l < R; l++)
+                x[l] = _mm512_xor_si512(b[l], sc[l]);
+        }
+#pragma GCC unroll 8
+        for (unsigned l = 0; l < R; l++) {
+            const struct mpce_dpf_key_v1 *const *k = kp + 4 * l;
+            __m512i cwo;
+            if (what == AESNI_DPF_NODES) {
+                stm(out + 16 * (i + 4 * l), lanes(cnt, l), x[l]);
+                continue;
+            }
+            cwo = gather4(k, offsetof(struct mpce_dpf_key_v1, cw_out));
+            if (what == 0) {
+                stm(out + 16 * (i + 4 * l), lanes(cnt, l), leaf_bytes(x[l], cwo));
+            } else {
+                __m512i neg = _mm512_set_epi64(0, -(long long)(k[3]->party & 1u), 0,
+                                               -(long long)(k[2]->party & 1u), 0,
+                                               -(long long)(k[1]->party & 1u), 0,
+                                               -(long long)(k[0]->party & 1u));
+                stm(out + 8 * (i + 4 * l), qlanes(cnt, l), leaf_u64(x[l], cwo, neg));
+            }
+        }
+    }
+}
+
 const struct aesni_aes_kernel aesni_kernel_vaes512 = {
     .name = "vaes-zmm",
     .ecb = v4_ecb,
@@ -322,4 +596,6 @@ const struct aesni_aes_kernel aesni_kernel_vaes512 = {
     .mmo = v4_mmo,
     .dpf_expand = v4_dpf_expand,
     .dpf_step = v4_dpf_step,
+    .dpf_expand_leaves = v4_dpf_expand_leaves,
+    .dpf_walk = v4_dpf_walk,
 };

@@ -75,7 +75,19 @@ struct aesni_aes_kernel {
     /* node[i] = G_{dir[i]}(clr node[i]) ^ (t(node[i]) ? cw[i] : 0), in place. */
     void (*dpf_step)(const struct aesni_sched *ks, uint8_t *nodes, const uint8_t *dir,
                      const uint8_t *cw, size_t n);
+    /* Optional (NULL where a kernel lacks them): struct mpce_dpf_accel's
+     * expand_leaves and walk (plugins/common/dpf_walk.h), same contracts;
+     * walk's what is a group or AESNI_DPF_NODES. */
+    void (*dpf_expand_leaves)(const struct aesni_sched *ks, const uint8_t *parents, uint8_t *out,
+                              size_t n, const uint8_t cw[2][16],
+                              const struct mpce_dpf_key_v1 *key, unsigned group, int stream);
+    void (*dpf_walk)(const struct aesni_sched *ks, const struct mpce_dpf_key_v1 *const *keys,
+                     size_t key_step, const uint64_t *points, size_t n, unsigned depth,
+                     unsigned what, uint8_t *out);
 };
+
+/* dpf_walk's what for nodes (MPCE_DPF_NODES). */
+#define AESNI_DPF_NODES 2u
 
 extern const struct aesni_aes_kernel aesni_kernel_ni;       /* aes_ni.c */
 extern const struct aesni_aes_kernel aesni_kernel_vaes256;  /* aes_vaes256.c */

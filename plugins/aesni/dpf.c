@@ -5,6 +5,8 @@
 #include "plugins/aesni/aesni.h"
 #include "plugins/common/dpf_walk.h"
 
+_Static_assert(AESNI_DPF_NODES == MPCE_DPF_NODES, "walk's nodes code");
+
 static void expand(const void *prg_state, const uint8_t *parents, uint8_t *children, size_t n,
                    const uint8_t cw[2][16])
 {
@@ -21,6 +23,34 @@ static void step(const void *prg_state, uint8_t *nodes, const uint8_t *dir, cons
     p->kernel->dpf_step(&p->ks, nodes, dir, cw, n);
 }
 
-static const struct mpce_dpf_accel accel = {.expand = expand, .step = step};
+static void expand_leaves(const void *prg_state, const uint8_t *parents, uint8_t *out, size_t n,
+                          const uint8_t cw[2][16], const struct mpce_dpf_key_v1 *key,
+                          unsigned group, int stream)
+{
+    const struct aesni_prg *p = prg_state;
 
-MPCE_DPF_VTABLE(aesni_dpf_vtable, aesni_best_prg_vtable(), &accel);
+    p->kernel->dpf_expand_leaves(&p->ks, parents, out, n, cw, key, group, stream);
+}
+
+static void walk(const void *prg_state, const struct mpce_dpf_key_v1 *const *keys,
+                 size_t key_step, const uint64_t *points, size_t n, unsigned depth, unsigned what,
+                 uint8_t *out)
+{
+    const struct aesni_prg *p = prg_state;
+
+    p->kernel->dpf_walk(&p->ks, keys, key_step, points, n, depth, what, out);
+}
+
+static const struct mpce_dpf_accel accel_basic = {.expand = expand, .step = step};
+static const struct mpce_dpf_accel accel_fused = {
+    .expand = expand, .step = step, .expand_leaves = expand_leaves, .walk = walk};
+
+/* The PRG state's kernel is aesni_best_kernel(): offer what it has. */
+static const struct mpce_dpf_accel *aesni_dpf_accel(void)
+{
+    const struct aesni_aes_kernel *k = aesni_best_kernel();
+
+    return k->dpf_expand_leaves != NULL && k->dpf_walk != NULL ? &accel_fused : &accel_basic;
+}
+
+MPCE_DPF_VTABLE(aesni_dpf_vtable, aesni_best_prg_vtable(), aesni_dpf_accel());

@@ -45,7 +45,31 @@ struct mpce_dpf_accel {
     /* node[i] = G_{dir[i]}(clr node[i]) ^ (t(node[i]) ? cw[i] : 0), in place. */
     void (*step)(const void *prg_state, uint8_t *nodes, const uint8_t *dir, const uint8_t *cw,
                  size_t n);
+    /* Optional (NULL: expand, then convert the leaves in C). The last level
+     * of a full-domain walk: expand's children written straight as outputs
+     * of key in group (0 bytes, 16 each; 1 u64, 8 each), leaves 2i, 2i+1.
+     * stream: this call is part of an output larger than the caches (at
+     * least MPCE_DPF_STREAM_BYTES), so stores may bypass them. */
+    void (*expand_leaves)(const void *prg_state, const uint8_t *parents, uint8_t *out, size_t n,
+                          const uint8_t cw[2][16], const struct mpce_dpf_key_v1 *key,
+                          unsigned group, int stream);
+    /* Optional (NULL: one step call per level). Whole point walks, any n:
+     * point j from the root of keys[j * key_step] down `depth` levels (the
+     * low depth bits of points[j], most significant first; level i uses
+     * correction word i); out[j] is the reached node when what is
+     * MPCE_DPF_NODES, else the output value in group `what`. */
+    void (*walk)(const void *prg_state, const struct mpce_dpf_key_v1 *const *keys,
+                 size_t key_step, const uint64_t *points, size_t n, unsigned depth, unsigned what,
+                 uint8_t *out);
 };
+
+/* Outputs from this size on are written past the caches where a backend
+ * can: they would evict everything else and be gone by the time they are
+ * read, and skipping the line fills halves the memory traffic. */
+#define MPCE_DPF_STREAM_BYTES ((uint64_t)4 << 20)
+
+/* walk's `what` for nodes rather than outputs. */
+#define MPCE_DPF_NODES 2u
 
 struct mpce_dpf_walk {
     const struct mpce_prg_vtable *prg;
@@ -383,6 +407,10 @@ static inline int mpce_dpf__walk(const struct mpce_dpf_walk *w,
     uint8_t dir[MPCE_DPF_BATCH], cw[MPCE_DPF_BATCH][16];
     int rc;
 
+    if (w->accel != NULL && w->accel->walk != NULL) {
+        w->accel->walk(w->prg_state, keys, key_step, points, npts, depth, MPCE_DPF_NODES, &s[0][0]);
+        return 0;
+    }
 #if defined(__GNUC__)
     /* Many keys: each is 1 KiB apart, so its seed, first correction words
      * and t corrections miss cache. Asking for all of them before using
@@ -430,6 +458,10 @@ static inline int mpce_dpf__eval_batches(const struct mpce_dpf_walk *w,
     uint8_t s[MPCE_DPF_BATCH][16];
     size_t osz = mpce_dpfw_output_bytes(w->group);
 
+    if (w->accel != NULL && w->accel->walk != NULL) {
+        w->accel->walk(w->prg_state, keys, key_step, points, n, w->bits, w->group, out);
+        return 0;
+    }
     for (size_t base = 0; base < n; base += MPCE_DPF_BATCH) {
         size_t cnt = n - base < MPCE_DPF_BATCH ? n - base : MPCE_DPF_BATCH;
         const struct mpce_dpf_key_v1 *const *k = keys + base * key_step;
@@ -508,7 +540,7 @@ static inline int mpce_dpfw_evalall_range(const struct mpce_dpf_walk *w,
     uint8_t cw[64][2][16];
     struct mpce_dpf__scratch *sc;
     uint64_t r_first, r_last;
-    int rc = 0;
+    int rc = 0, stream;
 
     if (x_end <= x_begin)
         return 0;
@@ -519,6 +551,7 @@ static inline int mpce_dpfw_evalall_range(const struct mpce_dpf_walk *w,
         mpce_dpf__cw_side(key, i, 0, cw[i][0]);
         mpce_dpf__cw_side(key, i, 1, cw[i][1]);
     }
+    stream = (x_end - x_begin) >= MPCE_DPF_STREAM_BYTES / osz;
     r_first = x_begin >> d;
     r_last = (x_end - 1u) >> d;
     for (uint64_t rb = r_first; rb <= r_last && rc == 0; rb += MPCE_DPF_BATCH) {
@@ -533,10 +566,21 @@ static inline int mpce_dpfw_evalall_range(const struct mpce_dpf_walk *w,
             uint64_t x0 = sc->roots[q0] << d;
             uint64_t lo, hi;
 
+            /* The whole forest's leaves are wanted: its last level can
+             * write outputs directly. */
+            int fused = w->accel != NULL && w->accel->expand_leaves != NULL &&
+                        x0 >= x_begin && x_end - x0 >= (uint64_t)count << d;
+
             memcpy(sc->nodes[0], sc->rs[q0], 16 * count);
             for (unsigned i = top; i < w->bits; i++) {
                 uint8_t (*par)[16] = sc->nodes[cur];
                 uint8_t (*nx)[16] = sc->nodes[cur ^ 1u];
+                if (fused && i + 1u == w->bits) {
+                    w->accel->expand_leaves(w->prg_state, &par[0][0], out + (x0 - x_begin) * osz,
+                                            count, (const uint8_t (*)[16])cw[i], key, w->group,
+                                            stream);
+                    break;
+                }
                 if (w->accel != NULL) {
                     w->accel->expand(w->prg_state, &par[0][0], &nx[0][0], count,
                                      (const uint8_t (*)[16])cw[i]);
@@ -551,6 +595,8 @@ static inline int mpce_dpfw_evalall_range(const struct mpce_dpf_walk *w,
             }
             if (rc != 0)
                 break;
+            if (fused)
+                continue;
             lo = x0 < x_begin ? x_begin - x0 : 0;
             hi = x_end - x0 < count ? x_end - x0 : count;
             if (lo < hi)
