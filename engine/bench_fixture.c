@@ -12,7 +12,7 @@
 #include "engine/dpf_key.h"
 #include "engine/ntt_params.h"
 
-#define MAX_DPF_KEYS 64u
+#define MAX_DPF_KEYS (1u << 20)
 
 static uint64_t splitmix64(uint64_t *state)
 {
