@@ -38,23 +38,6 @@ static void drop(char *path)
     free(path);
 }
 
-static mpce_status ecb_one(mpce_engine *e, const char *impl)
-{
-    static const uint8_t key[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
-    static const uint8_t in[16] = {0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77,
-                                   0x88, 0x99, 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff};
-    static const uint8_t want[16] = {0x69, 0xc4, 0xe0, 0xd8, 0x6a, 0x7b, 0x04, 0x30,
-                                     0xd8, 0xcd, 0xb7, 0x80, 0x70, 0xb4, 0xc5, 0x5a};
-    mpce_prg *ctx;
-    uint8_t out[16];
-    CU_ASSERT_FATAL(mpce_prg_new(e, key, 1, &ctx) == MPCE_OK);
-    mpce_status st = mpce_prg_ecb(ctx, impl, 0, in, out, 1);
-    if (st == MPCE_OK)
-        CU_ASSERT(memcmp(out, want, 16) == 0);
-    mpce_prg_free(ctx);
-    return st;
-}
-
 /* The error detail mentions the temp file's path. */
 static void expect_mentions_path(const char *path)
 {
@@ -97,7 +80,7 @@ static void test_unknown_key_warns(void)
                                 quiet_flags, &e, NULL),
                     MPCE_OK);
     CU_ASSERT_PTR_NOT_NULL_FATAL(e);
-    CU_ASSERT_EQUAL(ecb_one(e, NULL), MPCE_OK);
+    CU_ASSERT_EQUAL(tu_ecb_fips_c1(e, NULL), MPCE_OK);
     mpce_engine_free(e);
 }
 
@@ -108,13 +91,13 @@ static void test_pin_unknown_impl(void)
     /* Accepted at creation (a plugin may provide it); an error at first use. */
     CU_ASSERT_EQUAL_FATAL(engine_from("[pins]\nprg = prg-nosuch\n", quiet_flags, &e, &path),
                           MPCE_OK);
-    TU_ASSERT_ERROR(ecb_one(e, NULL), MPCE_ERR_NOIMPL, "[pins] prg = prg-nosuch");
+    TU_ASSERT_ERROR(tu_ecb_fips_c1(e, NULL), MPCE_ERR_NOIMPL, "[pins] prg = prg-nosuch");
     CU_ASSERT(tu_error_mentions("unknown implementation"));
     expect_mentions_path(path);
     CU_ASSERT_PTR_NULL(mpce_resolve(e, MPCE_PRIM_PRG));
     /* Other primitives are unaffected; a named call bypasses the pin. */
     CU_ASSERT_STRING_EQUAL(mpce_resolve(e, MPCE_PRIM_NTT), "ntt-soft");
-    CU_ASSERT_EQUAL(ecb_one(e, "prg-soft-bitslice"), MPCE_OK);
+    CU_ASSERT_EQUAL(tu_ecb_fips_c1(e, "prg-soft-bitslice"), MPCE_OK);
     mpce_engine_free(e);
     drop(path);
 }
@@ -124,7 +107,7 @@ static void test_pin_wrong_primitive(void)
     mpce_engine *e;
     CU_ASSERT_EQUAL_FATAL(engine_from("[pins]\nprg = ntt-soft\n", quiet_flags, &e, NULL),
                           MPCE_OK);
-    TU_ASSERT_ERROR(ecb_one(e, NULL), MPCE_ERR_NOIMPL, "not prg");
+    TU_ASSERT_ERROR(tu_ecb_fips_c1(e, NULL), MPCE_ERR_NOIMPL, "not prg");
     mpce_engine_free(e);
 }
 
@@ -142,7 +125,7 @@ static void test_pin_explicit(void)
                                       quiet_flags, &e, NULL),
                           MPCE_OK);
     CU_ASSERT_STRING_EQUAL(mpce_resolve(e, MPCE_PRIM_PRG), "prg-soft-bitslice");
-    CU_ASSERT_EQUAL(ecb_one(e, NULL), MPCE_OK);
+    CU_ASSERT_EQUAL(tu_ecb_fips_c1(e, NULL), MPCE_OK);
     mpce_engine_free(e);
 }
 
@@ -170,9 +153,9 @@ static void test_force_env(void)
     st = mpce_engine_new(&opts, &e);
     CU_ASSERT_EQUAL(st, MPCE_OK);
     if (e && geteuid() != 0)
-        TU_ASSERT_ERROR(ecb_one(e, NULL), MPCE_ERR_NOIMPL, "MPCENGINE_FORCE");
+        TU_ASSERT_ERROR(tu_ecb_fips_c1(e, NULL), MPCE_ERR_NOIMPL, "MPCENGINE_FORCE");
     else if (e)
-        CU_ASSERT_EQUAL(ecb_one(e, NULL), MPCE_OK);
+        CU_ASSERT_EQUAL(tu_ecb_fips_c1(e, NULL), MPCE_OK);
     mpce_engine_free(e);
     /* MPCE_OPT_NO_ENV ignores it for everyone. */
     setenv("MPCENGINE_FORCE", "garbage", 1);
@@ -254,7 +237,7 @@ static void test_strict_broken_module(void)
             strstr(rows[i].reason, "dlopen"))
             found++;
     CU_ASSERT_EQUAL(found, 1);
-    CU_ASSERT_EQUAL(ecb_one(e, NULL), MPCE_OK);
+    CU_ASSERT_EQUAL(tu_ecb_fips_c1(e, NULL), MPCE_OK);
     mpce_engine_free(e);
     unlink(so);
     rmdir(dir);
@@ -310,11 +293,11 @@ static void test_user_config(void)
     mpce_engine *e;
     CU_ASSERT_EQUAL_FATAL(engine_from("[engine]\n", flags, &e, NULL), MPCE_OK);
     /* Root never reads the user's file. */
-    CU_ASSERT_EQUAL(ecb_one(e, "prg-soft-ttable"), geteuid() == 0 ? MPCE_ERR_NOIMPL : MPCE_OK);
+    CU_ASSERT_EQUAL(tu_ecb_fips_c1(e, "prg-soft-ttable"), geteuid() == 0 ? MPCE_ERR_NOIMPL : MPCE_OK);
     mpce_engine_free(e);
     /* user_config = no in the administrator's layer shuts it out for everyone. */
     CU_ASSERT_EQUAL_FATAL(engine_from("[engine]\nuser_config = no\n", flags, &e, NULL), MPCE_OK);
-    CU_ASSERT_EQUAL(ecb_one(e, "prg-soft-ttable"), MPCE_ERR_NOIMPL);
+    CU_ASSERT_EQUAL(tu_ecb_fips_c1(e, "prg-soft-ttable"), MPCE_ERR_NOIMPL);
     mpce_engine_free(e);
 
     if (saved) {
@@ -331,9 +314,9 @@ static void test_user_config(void)
 static void test_allow_variable_time(void)
 {
     mpce_engine *strict_ct = tu_engine(0), *relaxed = tu_engine(1);
-    TU_ASSERT_ERROR(ecb_one(strict_ct, "prg-soft-ttable"), MPCE_ERR_NOIMPL,
+    TU_ASSERT_ERROR(tu_ecb_fips_c1(strict_ct, "prg-soft-ttable"), MPCE_ERR_NOIMPL,
                     "allow_variable_time = yes");
-    CU_ASSERT_EQUAL(ecb_one(relaxed, "prg-soft-ttable"), MPCE_OK);
+    CU_ASSERT_EQUAL(tu_ecb_fips_c1(relaxed, "prg-soft-ttable"), MPCE_OK);
     /* Still never chosen by "auto" over the constant-time default. */
     const char *chosen = mpce_resolve(relaxed, MPCE_PRIM_PRG);
     CU_ASSERT_PTR_NOT_NULL_FATAL(chosen);
@@ -363,7 +346,7 @@ static void test_global_init(void)
     CU_ASSERT_EQUAL(mpce_init(), MPCE_OK);
     mpce_options other = {.struct_size = sizeof(other), .flags = MPCE_OPT_NO_PLUGINS};
     TU_ASSERT_ERROR(mpce_init_with(&other), MPCE_ERR_STATE, "mpce_engine_new");
-    CU_ASSERT_EQUAL(ecb_one(NULL, NULL), MPCE_OK);
+    CU_ASSERT_EQUAL(tu_ecb_fips_c1(NULL, NULL), MPCE_OK);
     mpce_shutdown();
     mpce_options bad = {.struct_size = sizeof(bad), .config_path = "/nonexistent/x.conf",
                         .flags = quiet_flags};

@@ -73,19 +73,6 @@ static uint8_t *serialized(const mpce_dpf_key *key, size_t *len)
 
 /* ---- (1) known answers ---------------------------------------------------- */
 
-static int expect_hex(const struct mpce_kat_record *rec, const char *name, const uint8_t *got,
-                      size_t got_len)
-{
-    uint8_t *want = NULL;
-    size_t len = 0;
-    int ok = mpce_kat_hex(rec, name, &want, &len) == 0 && len == got_len &&
-             memcmp(want, got, len) == 0;
-    if (!ok)
-        fprintf(stderr, "  dpf.txt line %u: %s differs\n", rec->line, name);
-    free(want);
-    return ok;
-}
-
 static int kat_party(const char *impl, const struct mpce_kat_record *rec, mpce_dpf *ctx,
                      const mpce_dpf_key *key, unsigned party, unsigned bits, mpce_dpf_group g)
 {
@@ -100,7 +87,7 @@ static int kat_party(const char *impl, const struct mpce_kat_record *rec, mpce_d
     /* Gen reproduces the key byte for byte, and the vector's key parses. */
     snprintf(name, sizeof(name), "key%u", party);
     ser = serialized(key, &ser_len);
-    ok &= expect_hex(rec, name, ser, ser_len);
+    ok &= tu_kat_expect_hex(rec, name, ser, ser_len);
     ok &= mpce_dpf_key_parse(ser, ser_len, &parsed) == MPCE_OK;
     ok &= mpce_dpf_key_party(key) == party && mpce_dpf_key_bits(key) == bits &&
           mpce_dpf_key_group(key) == g;
@@ -111,11 +98,11 @@ static int kat_party(const char *impl, const struct mpce_kat_record *rec, mpce_d
     CU_ASSERT_FATAL(out != NULL);
     snprintf(name, sizeof(name), "eval%u", party);
     ok &= mpce_dpf_eval(ctx, impl, key, xs, nx, out) == MPCE_OK;
-    ok &= expect_hex(rec, name, out, nx * osz);
+    ok &= tu_kat_expect_hex(rec, name, out, nx * osz);
     /* The parsed copy evaluates identically. */
     if (parsed) {
         ok &= mpce_dpf_eval(ctx, impl, parsed, xs, nx, out) == MPCE_OK;
-        ok &= expect_hex(rec, name, out, nx * osz);
+        ok &= tu_kat_expect_hex(rec, name, out, nx * osz);
     }
     free(out);
 
@@ -126,7 +113,7 @@ static int kat_party(const char *impl, const struct mpce_kat_record *rec, mpce_d
         ok &= mpce_dpf_evalall(ctx, impl, key, out, len) == MPCE_OK;
         sha256(out, len, md);
         snprintf(name, sizeof(name), "evalall%u_sha256", party);
-        ok &= expect_hex(rec, name, md, 32);
+        ok &= tu_kat_expect_hex(rec, name, md, 32);
         free(out);
     }
     mpce_dpf_key_free(parsed);
@@ -837,18 +824,18 @@ static void test_reference_vectors(void)
         ref_gen(&prg, kl, kr, (unsigned)bits, g, alpha, beta, s0, s1, k);
         for (unsigned i = 0; i < bits; i++)
             memcpy(cw_s + 16 * i, k[0].cw_s[i], 16);
-        ok &= expect_hex(rec, "cw_s", cw_s, 16 * bits);
-        ok &= expect_hex(rec, "cw_out", k[0].cw_out, 16);
+        ok &= tu_kat_expect_hex(rec, "cw_s", cw_s, 16 * bits);
+        ok &= tu_kat_expect_hex(rec, "cw_out", k[0].cw_out, 16);
         for (unsigned b = 0; b < 2; b++) {
             char name[16];
             size_t klen = ref_serialize(&k[b], ser);
             CU_ASSERT_EQUAL(klen, mpce_dpf_key_size((unsigned)bits));
             snprintf(name, sizeof(name), "key%u", b);
-            ok &= expect_hex(rec, name, ser, klen);
+            ok &= tu_kat_expect_hex(rec, name, ser, klen);
             for (size_t j = 0; j < nx; j++)
                 ref_eval(&prg, &k[b], xs[j], y + j * osz);
             snprintf(name, sizeof(name), "eval%u", b);
-            ok &= expect_hex(rec, name, y, nx * osz);
+            ok &= tu_kat_expect_hex(rec, name, y, nx * osz);
         }
         if (!ok)
             fprintf(stderr, "  the test's own reference disagrees with dpf.txt line %u\n",

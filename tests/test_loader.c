@@ -151,27 +151,10 @@ static int file_sha256_hex(const char *path, char hex[65])
     return 0;
 }
 
-static mpce_status ecb_c1(mpce_engine *e, const char *impl)
-{
-    static const uint8_t key[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
-    static const uint8_t in[16] = {0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77,
-                                   0x88, 0x99, 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff};
-    static const uint8_t want[16] = {0x69, 0xc4, 0xe0, 0xd8, 0x6a, 0x7b, 0x04, 0x30,
-                                     0xd8, 0xcd, 0xb7, 0x80, 0x70, 0xb4, 0xc5, 0x5a};
-    mpce_prg *ctx;
-    uint8_t out[16];
-    CU_ASSERT_FATAL(mpce_prg_new(e, key, 1, &ctx) == MPCE_OK);
-    mpce_status st = mpce_prg_ecb(ctx, impl, 0, in, out, 1);
-    if (st == MPCE_OK)
-        CU_ASSERT(memcmp(out, want, 16) == 0);
-    mpce_prg_free(ctx);
-    return st;
-}
-
 static void expect_computes(mpce_engine *e)
 {
-    CU_ASSERT_EQUAL(ecb_c1(e, NULL), MPCE_OK);
-    CU_ASSERT_EQUAL(ecb_c1(e, "prg-soft-bitslice"), MPCE_OK);
+    CU_ASSERT_EQUAL(tu_ecb_fips_c1(e, NULL), MPCE_OK);
+    CU_ASSERT_EQUAL(tu_ecb_fips_c1(e, "prg-soft-bitslice"), MPCE_OK);
 }
 
 /* One broken module alone in a fresh directory. */
@@ -227,7 +210,7 @@ static void test_impl_probe_refuses(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(row);
     CU_ASSERT_STRING_EQUAL(row->selftest, "skipped");
     CU_ASSERT_PTR_NOT_NULL(strstr(row->reason, "no imaginary AES-1024 instructions"));
-    TU_ASSERT_ERROR(ecb_c1(e, "prg-test-implprobe"), MPCE_ERR_NOIMPL, "prg-test-implprobe");
+    TU_ASSERT_ERROR(tu_ecb_fips_c1(e, "prg-test-implprobe"), MPCE_ERR_NOIMPL, "prg-test-implprobe");
     expect_computes(e);
     mpce_engine_free(e);
     remove_dir(dir);
@@ -241,7 +224,7 @@ static void test_wrong_answers(void)
     /* Highest priority, but "auto" must never reach it. */
     expect_computes(e);
     CU_ASSERT_STRING_EQUAL(mpce_resolve(e, MPCE_PRIM_PRG), "prg-soft-bitslice");
-    TU_ASSERT_ERROR(ecb_c1(e, "prg-test-wrong"), MPCE_ERR_NOIMPL, "self-test failed");
+    TU_ASSERT_ERROR(tu_ecb_fips_c1(e, "prg-test-wrong"), MPCE_ERR_NOIMPL, "self-test failed");
     const mpce_impl_info *row = find_row(e, 1, "wrong", "prg-test-wrong");
     CU_ASSERT_PTR_NOT_NULL_FATAL(row);
     CU_ASSERT_STRING_EQUAL(row->selftest, "fail");
@@ -260,7 +243,7 @@ static void test_good_module(void)
     char *dir = make_dir();
     copy_module(dir, "good");
     mpce_engine *e = engine_with(dir, NULL);
-    CU_ASSERT_EQUAL(ecb_c1(e, "prg-test-good"), MPCE_OK);
+    CU_ASSERT_EQUAL(tu_ecb_fips_c1(e, "prg-test-good"), MPCE_OK);
     const mpce_impl_info *row = find_row(e, 0, "good", "prg-test-good");
     CU_ASSERT_PTR_NOT_NULL_FATAL(row);
     CU_ASSERT_STRING_EQUAL(row->selftest, "pass");
@@ -293,7 +276,7 @@ static void test_disabled_plugin(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(row);
     CU_ASSERT_STRING_EQUAL(row->selftest, "skipped");
     CU_ASSERT_PTR_NOT_NULL(strstr(row->reason, "disabled by"));
-    TU_ASSERT_ERROR(ecb_c1(e, "prg-test-good"), MPCE_ERR_NOIMPL, "disabled by");
+    TU_ASSERT_ERROR(tu_ecb_fips_c1(e, "prg-test-good"), MPCE_ERR_NOIMPL, "disabled by");
     CU_ASSERT_STRING_EQUAL(mpce_resolve(e, MPCE_PRIM_PRG), "prg-soft-bitslice");
     mpce_engine_free(e);
     remove_dir(dir);
@@ -311,7 +294,7 @@ static void expect_mode_refused(mode_t mode, const char *needle)
     mpce_engine *e = engine_with(dir, NULL);
     expect_skipped(e, "good", needle);
     expect_skipped(e, "good", "chmod go-w");
-    TU_ASSERT_ERROR(ecb_c1(e, "prg-test-good"), MPCE_ERR_NOIMPL, "prg-test-good");
+    TU_ASSERT_ERROR(tu_ecb_fips_c1(e, "prg-test-good"), MPCE_ERR_NOIMPL, "prg-test-good");
     expect_computes(e);
     mpce_engine_free(e);
     remove_dir(dir);
@@ -381,8 +364,8 @@ static void test_all_in_one_dir(void)
     expect_skipped(e, "dupname", "duplicate plugin name");
     expect_skipped(e, "probe", "no test device present");
     expect_computes(e);
-    CU_ASSERT_EQUAL(ecb_c1(e, "prg-test-good"), MPCE_OK);
-    TU_ASSERT_ERROR(ecb_c1(e, "prg-test-wrong"), MPCE_ERR_NOIMPL, "self-test");
+    CU_ASSERT_EQUAL(tu_ecb_fips_c1(e, "prg-test-good"), MPCE_OK);
+    TU_ASSERT_ERROR(tu_ecb_fips_c1(e, "prg-test-wrong"), MPCE_ERR_NOIMPL, "self-test");
     CU_ASSERT_STRING_EQUAL(mpce_resolve(e, MPCE_PRIM_PRG), "prg-test-good");
     const mpce_impl_info *good = find_row(e, 1, "good", "prg-test-good");
     const mpce_impl_info *wrong = find_row(e, 0, "wrong", "prg-test-wrong");

@@ -97,19 +97,6 @@ static int engine_ctr(const uint8_t *key, size_t key_len, uint8_t *out, size_t n
     return ok;
 }
 
-static int expect_hex(const struct mpce_kat_record *rec, const char *name, const uint8_t *got,
-                      size_t got_len)
-{
-    uint8_t *want = NULL;
-    size_t len = 0;
-    int ok = mpce_kat_hex(rec, name, &want, &len) == 0 && len == got_len &&
-             memcmp(want, got, len) == 0;
-    if (!ok)
-        fprintf(stderr, "  lpn.txt line %u: %s differs\n", rec->line, name);
-    free(want);
-    return ok;
-}
-
 static int kat_record(const char *impl, const struct mpce_kat_record *rec)
 {
     uint8_t *seed = NULL, *pre = NULL, *out = NULL, *key = NULL, md[32];
@@ -134,7 +121,7 @@ static int kat_record(const char *impl, const struct mpce_kat_record *rec)
             goto done;
         if (mpce_kat_get(rec, "pre_sha256")) {
             sha256(pre, 16 * k, md);
-            if (!expect_hex(rec, "pre_sha256", md, 32))
+            if (!tu_kat_expect_hex(rec, "pre_sha256", md, 32))
                 goto done;
         }
     }
@@ -163,15 +150,15 @@ static int kat_record(const char *impl, const struct mpce_kat_record *rec)
         goto done;
     ok = consumed == want_consumed && mpce_lpn_blocks_consumed(n) == want_consumed;
     if (mpce_kat_get(rec, "out"))
-        ok &= expect_hex(rec, "out", out, 16 * n);
+        ok &= tu_kat_expect_hex(rec, "out", out, 16 * n);
     if (mpce_kat_get(rec, "out_sha256")) {
         sha256(out, 16 * n, md);
-        ok &= expect_hex(rec, "out_sha256", md, 32);
+        ok &= tu_kat_expect_hex(rec, "out_sha256", md, 32);
     }
     if (mpce_kat_get(rec, "out_first"))
-        ok &= expect_hex(rec, "out_first", out, 16);
+        ok &= tu_kat_expect_hex(rec, "out_first", out, 16);
     if (mpce_kat_get(rec, "out_last"))
-        ok &= expect_hex(rec, "out_last", out + 16 * (n - 1), 16);
+        ok &= tu_kat_expect_hex(rec, "out_last", out + 16 * (n - 1), 16);
 done:
     if (!ok)
         fprintf(stderr, "  %s: lpn.txt line %u (op %s) failed: %s\n", impl, rec->line, rec->op,

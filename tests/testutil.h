@@ -51,6 +51,14 @@ unsigned tu_impl_flags(mpce_engine *engine, const char *impl);
 void tu_kat_run(const char *file, size_t min_records, const char *const *impls, size_t nimpl,
                 int (*check)(const char *impl, const struct mpce_kat_record *rec));
 
+/* Whether field `name` of rec (hex) equals got; prints the record's line if not. */
+int tu_kat_expect_hex(const struct mpce_kat_record *rec, const char *name, const uint8_t *got,
+                      size_t got_len);
+
+/* FIPS-197 C.1 through impl ("auto" or a name) of engine e: its status, and
+ * a CUnit failure if it computes a wrong block. */
+mpce_status tu_ecb_fips_c1(mpce_engine *e, const char *impl);
+
 /* SPEC.md section 5. */
 uint64_t tu_splitmix64(uint64_t *state);
 void tu_splitmix_bytes(uint64_t seed, void *buf, size_t len);
