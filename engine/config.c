@@ -500,7 +500,8 @@ static mpce_status apply_section(struct mpce_config *cfg, dictionary *d,
     return st;
 }
 
-/* Read the whole file: NULL with errno set if it cannot be read. */
+/* Read the whole file: NULL with errno set if it cannot be read; *too_big is
+ * 1 for a file over the limit, 2 for something that is not a regular file. */
 static char *slurp(const char *path, int *too_big)
 {
     *too_big = 0;
@@ -508,8 +509,13 @@ static char *slurp(const char *path, int *too_big)
     if (!fp)
         return NULL;
     struct stat sb;
-    if (fstat(fileno(fp), &sb) != 0 || !S_ISREG(sb.st_mode)) {
+    if (fstat(fileno(fp), &sb) != 0) {
         fclose(fp);
+        return NULL;
+    }
+    if (!S_ISREG(sb.st_mode)) {
+        fclose(fp);
+        *too_big = 2;
         errno = S_ISDIR(sb.st_mode) ? EISDIR : EINVAL;
         return NULL;
     }
@@ -569,10 +575,16 @@ mpce_status mpce_config_read_file(struct mpce_config *cfg, const char *path, int
     int too_big;
     struct ini_file f = {path, slurp(path, &too_big)};
     if (!f.text) {
-        if (too_big)
+        if (too_big == 1)
             return mpce_error(MPCE_ERR_CONFIG,
                               "%s: larger than %u bytes: not a configuration file", path,
                               CONFIG_MAX_BYTES);
+        if (too_big == 2)
+            return mpce_error(MPCE_ERR_CONFIG,
+                              "%s (named by %s) is %s, not a regular file: name an INI file "
+                              "(an empty file means no settings)",
+                              path, origin ? origin : "the default layers",
+                              errno == EISDIR ? "a directory" : "a device or special file");
         if (errno == ENOENT && !must_exist)
             return MPCE_OK;
         if (must_exist || errno != ENOENT)

@@ -196,6 +196,12 @@ static void test_missing_explicit_file(void)
     TU_ASSERT_ERROR(mpce_engine_new(&opts, &e), MPCE_ERR_CONFIG,
                     "/nonexistent/mpcengine/engine.conf");
     CU_ASSERT_PTR_NULL(e);
+    /* A directory or a device is named as such, not as "invalid argument". */
+    opts.config_path = "/tmp";
+    TU_ASSERT_ERROR(mpce_engine_new(&opts, &e), MPCE_ERR_CONFIG, "is a directory");
+    opts.config_path = "/dev/null";
+    TU_ASSERT_ERROR(mpce_engine_new(&opts, &e), MPCE_ERR_CONFIG, "not a regular file");
+    CU_ASSERT_PTR_NULL(e);
 }
 
 static void test_bad_options(void)
