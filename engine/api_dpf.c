@@ -66,9 +66,9 @@ mpce_status mpce_dpf_new(mpce_engine *engine, unsigned bits, mpce_dpf_group grou
     if ((kl == NULL) != (kr == NULL))
         return mpce_error(MPCE_ERR_ARG,
                           "%s: give both PRG keys kl and kr, or neither for the defaults", fn);
-    engine = mpce_engine_get(engine);
-    if (!engine)
-        return MPCE_ERR_STATE;
+    mpce_status gst = mpce_engine_acquire(engine, &engine);
+    if (gst != MPCE_OK)
+        return gst;
     struct mpce_dpf *ctx = calloc(1, sizeof(*ctx));
     if (!ctx)
         return mpce_error(MPCE_ERR_NOMEM, "%s: out of memory", fn);

@@ -79,9 +79,9 @@ mpce_status mpce_lpn_new(mpce_engine *engine, const uint8_t seed[16], unsigned l
     if (logk < MPCE_LPN_MIN_LOGK || logk > MPCE_LPN_MAX_LOGK)
         return mpce_error(MPCE_ERR_ARG, "mpce_lpn_new: logk = %u; expected %u to %u", logk,
                           MPCE_LPN_MIN_LOGK, MPCE_LPN_MAX_LOGK);
-    engine = mpce_engine_get(engine);
-    if (!engine)
-        return MPCE_ERR_STATE;
+    mpce_status gst = mpce_engine_acquire(engine, &engine);
+    if (gst != MPCE_OK)
+        return gst;
     struct mpce_lpn *ctx = calloc(1, sizeof(*ctx));
     if (!ctx)
         return mpce_error(MPCE_ERR_NOMEM, "mpce_lpn_new: out of memory");

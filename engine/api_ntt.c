@@ -47,9 +47,9 @@ mpce_status mpce_ntt_new(mpce_engine *engine, size_t n, const uint64_t *moduli, 
     if (l < 1 || l > MPCE_NTT_MAX_MODULI)
         return mpce_error(MPCE_ERR_ARG, "mpce_ntt_new: l = %zu moduli; expected 1 to %u", l,
                           MPCE_NTT_MAX_MODULI);
-    engine = mpce_engine_get(engine);
-    if (!engine)
-        return MPCE_ERR_STATE;
+    mpce_status gst = mpce_engine_acquire(engine, &engine);
+    if (gst != MPCE_OK)
+        return gst;
     struct mpce_ntt *ctx = calloc(1, sizeof(*ctx));
     uint64_t *arrays = calloc(3 * l, sizeof(uint64_t));
     if (!ctx || !arrays) {

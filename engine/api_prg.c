@@ -43,9 +43,9 @@ mpce_status mpce_prg_new(mpce_engine *engine, const uint8_t *keys, size_t m, mpc
     if (m < 1 || m > MPCE_PRG_MAX_KEYS)
         return mpce_error(MPCE_ERR_ARG, "mpce_prg_new: m = %zu keys; expected 1 to %u", m,
                           MPCE_PRG_MAX_KEYS);
-    engine = mpce_engine_get(engine);
-    if (!engine)
-        return MPCE_ERR_STATE;
+    mpce_status gst = mpce_engine_acquire(engine, &engine);
+    if (gst != MPCE_OK)
+        return gst;
     struct mpce_prg *ctx = calloc(1, sizeof(*ctx));
     if (!ctx)
         return mpce_error(MPCE_ERR_NOMEM, "mpce_prg_new: out of memory");

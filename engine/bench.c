@@ -384,9 +384,10 @@ mpce_status mpce_bench_run(mpce_engine *engine, const mpce_bench_options *opts,
     mpce_error_clear();
     if (!fn)
         return mpce_error(MPCE_ERR_ARG, "mpce_bench_run: fn is NULL");
-    mpce_engine *e = mpce_engine_get(engine);
-    if (!e)
-        return MPCE_ERR_STATE;
+    mpce_engine *e;
+    mpce_status gst = mpce_engine_acquire(engine, &e);
+    if (gst != MPCE_OK)
+        return gst;
     mpce_bench_options none;
     memset(&none, 0, sizeof(none));
     none.struct_size = sizeof(none);

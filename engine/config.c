@@ -587,11 +587,12 @@ mpce_status mpce_config_read_file(struct mpce_config *cfg, const char *path, int
                               errno == EISDIR ? "a directory" : "a device or special file");
         if (errno == ENOENT && !must_exist)
             return MPCE_OK;
-        if (must_exist || errno != ENOENT)
-            return mpce_error(MPCE_ERR_CONFIG,
-                              "cannot read configuration file %s: %s (named by %s): check "
-                              "the path and its permissions", path, strerror(errno),
-                              origin ? origin : "the default layers");
+        if (errno == ENOMEM)
+            return mpce_error(MPCE_ERR_NOMEM, "out of memory reading %s", path);
+        return mpce_error(MPCE_ERR_CONFIG,
+                          "cannot read configuration file %s: %s (named by %s): check the "
+                          "path and its permissions", path, strerror(errno),
+                          origin ? origin : "the default layers");
     }
     ini_msg[0] = '\0';
     iniparser_set_error_callback(ini_error_cb);

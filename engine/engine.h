@@ -57,12 +57,6 @@ struct mpce_engine {
     unsigned slice_min_shift;
 };
 
-/* ---- engine.c ------------------------------------------------------------ */
-
-/* Like mpce_engine_get, but returns the status (the global engine's first
- * initialisation status when engine is NULL and creation failed). */
-mpce_status mpce_engine_acquire(mpce_engine *engine, mpce_engine **out);
-
 /* ---- host.c --------------------------------------------------------------- */
 
 /* The host handed to a plugin's entry point. Interned per label for the life

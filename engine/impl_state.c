@@ -6,6 +6,13 @@
 
 #include "engine/internal.h"
 
+/* A plugin may return any non-zero int; callers must only ever see an
+ * mpce_status. */
+static mpce_status status_of_rc(int rc)
+{
+    return (rc > 0 && rc <= MPCE_ERR_STATE) ? (mpce_status)rc : MPCE_ERR_BACKEND;
+}
+
 void mpce_state_cache_init(struct mpce_state_cache *cache)
 {
     memset(cache, 0, sizeof(*cache));
@@ -56,12 +63,13 @@ mpce_status mpce_state_cache_get(struct mpce_state_cache *cache, const struct mp
         /* Keep what the plugin said through host->set_error, if anything. */
         char detail[512];
         snprintf(detail, sizeof(detail), "%s", mpce_last_error());
-        st = (rc == MPCE_ERR_NOMEM)
+        mpce_status code = status_of_rc(rc);
+        st = (code == MPCE_ERR_NOMEM)
                  ? mpce_error(MPCE_ERR_NOMEM, "%s: out of memory creating its context state",
                               impl->name)
-                 : mpce_error((mpce_status)rc, "%s: creating its context state failed (%s)%s%s",
-                              impl->name, mpce_status_name((mpce_status)rc),
-                              detail[0] ? ": " : "", detail);
+                 : mpce_error(code, "%s: creating its context state failed (%s)%s%s",
+                              impl->name, mpce_status_name(code), detail[0] ? ": " : "",
+                              detail);
         goto out;
     }
     cache->items[cache->count].impl = impl;
@@ -110,7 +118,7 @@ mpce_status mpce_op_status(const struct mpce_slot *slot, const char *op, int rc)
         return MPCE_OK;
     char detail[512];
     snprintf(detail, sizeof(detail), "%s", mpce_last_error());
-    mpce_status st = (rc > 0 && rc <= MPCE_ERR_STATE) ? (mpce_status)rc : MPCE_ERR_BACKEND;
+    mpce_status st = status_of_rc(rc);
     return mpce_error(st, "%s: %s failed (%s)%s%s", slot->impl->name, op, mpce_status_name(st),
                       detail[0] ? ": " : "", detail);
 }

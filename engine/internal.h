@@ -64,6 +64,10 @@ size_t mpce_pick_fallbacks(mpce_engine *engine, mpce_primitive prim, const char 
 
 /* NULL -> the global engine, initialised on demand. NULL on failure (error set). */
 mpce_engine *mpce_engine_get(mpce_engine *engine);
+/* Like mpce_engine_get, but returns the status (the global engine's first
+ * initialisation status when engine is NULL and creation failed), so a
+ * public call reports MPCE_ERR_CONFIG rather than a generic failure. */
+mpce_status mpce_engine_acquire(mpce_engine *engine, mpce_engine **out);
 
 /* ---- per-context implementation state (engine/impl_state.c) -------------- */
 

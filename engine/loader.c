@@ -185,8 +185,11 @@ static mpce_status add_module(mpce_engine *e, struct mpce_module *m, mpce_plugin
     const struct mpce_plugin *d = entry(host);
     if (check_descriptor(e, m, d) == 0) {
         m->desc = d;
-        if (!(m->name = strdup(d->name)))
-            return mpce_error(MPCE_ERR_NOMEM, "out of memory loading %s", m->path);
+        if (!(m->name = strdup(d->name))) {
+            mpce_status st = mpce_error(MPCE_ERR_NOMEM, "out of memory loading %s", m->path);
+            mpce_loader_free_module(m); /* not kept yet: nobody else frees it */
+            return st;
+        }
         const struct mpce_plugin_setting *ps = mpce_config_plugin(&e->cfg, d->name);
         int disabled = ps && !ps->enabled;
         char pw[200] = "";

@@ -429,10 +429,14 @@ mpce_status mpce_selftest(mpce_engine *engine, const char *impl, size_t *passed,
                         "first: %s (plugin %s, %s): %s", nf, first_fail->impl->name,
                         first_fail->plugin, first_fail->path, first_fail->reason);
     pthread_mutex_unlock(&e->lock);
-    if (passed)
-        *passed = np;
-    if (failed)
-        *failed = nf;
+    /* A self-test failure is still a count worth reporting; an unusable
+     * name is not (common.h: a failing call writes nothing). */
+    if (st == MPCE_OK || st == MPCE_ERR_SELFTEST) {
+        if (passed)
+            *passed = np;
+        if (failed)
+            *failed = nf;
+    }
     return st;
 }
 

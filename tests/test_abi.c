@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 
+#include "engine/internal.h"
 #include "mpcengine/plugin.h"
 #include "tests/testutil.h"
 
@@ -94,10 +95,33 @@ static void test_lp64_layout(void)
 #endif
 }
 
+/* The ABI says ops return 0 or an mpce_status; a plugin that returns some
+ * other int (here -1) must still give the caller a real status. */
+static int ctx_new_minus_one(const struct mpce_impl *impl, const void *args, void **state)
+{
+    (void)impl;
+    (void)args;
+    (void)state;
+    return -1;
+}
+
+static void test_odd_ctx_new_code(void)
+{
+    static const struct mpce_impl fake = {.struct_size = sizeof(fake), .name = "prg-fake"};
+    struct mpce_state_cache cache;
+    void *state = NULL;
+    mpce_state_cache_init(&cache);
+    TU_ASSERT_ERROR(mpce_state_cache_get(&cache, &fake, ctx_new_minus_one, NULL, &state),
+                    MPCE_ERR_BACKEND, "prg-fake");
+    CU_ASSERT_PTR_NULL(state);
+    mpce_state_cache_destroy(&cache, NULL);
+}
+
 static const struct tu_test tests[] = {
     {"ABI version, primitive and flag values", test_abi_version},
     {"every struct begins with struct_size", test_size_first},
     {"LP64 layout of descriptor, impl, host, vtables, DPF key", test_lp64_layout},
+    {"a ctx_new code that is no status becomes MPCE_ERR_BACKEND", test_odd_ctx_new_code},
     {NULL, NULL},
 };
 

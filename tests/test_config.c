@@ -362,7 +362,35 @@ static void test_global_init(void)
     const mpce_impl_info *rows;
     size_t n;
     CU_ASSERT_EQUAL(mpce_list(NULL, 0, &rows, &n), MPCE_ERR_CONFIG);
+    /* Contexts on the failed global engine report that status too, not a
+     * generic one, and leave their outputs alone. */
+    static const uint8_t key[16];
+    static const uint64_t q = 17; /* 1 mod 16: N = 8 */
+    mpce_prg *prg = NULL;
+    mpce_ntt *ntt = NULL;
+    mpce_lpn *lpn = NULL;
+    mpce_dpf *dpf = NULL;
+    TU_ASSERT_ERROR(mpce_prg_new(NULL, key, 1, &prg), MPCE_ERR_CONFIG, "/nonexistent/x.conf");
+    TU_ASSERT_ERROR(mpce_ntt_new(NULL, 8, &q, 1, &ntt), MPCE_ERR_CONFIG, "/nonexistent/x.conf");
+    TU_ASSERT_ERROR(mpce_lpn_new(NULL, key, 4, &lpn), MPCE_ERR_CONFIG, "/nonexistent/x.conf");
+    TU_ASSERT_ERROR(mpce_dpf_new(NULL, 8, MPCE_DPF_BYTES, NULL, NULL, &dpf), MPCE_ERR_CONFIG,
+                    "/nonexistent/x.conf");
+    CU_ASSERT(!prg && !ntt && !lpn && !dpf);
     mpce_shutdown();
+}
+
+static void test_selftest_unknown_counts(void)
+{
+    /* An unusable name is an error like any other: the counts stay as they
+     * were (common.h), unlike a self-test failure, which reports them. */
+    size_t passed = 7, failed = 7;
+    TU_ASSERT_ERROR(mpce_selftest(tu_engine(1), "prg-no-such-impl", &passed, &failed),
+                    MPCE_ERR_NOIMPL, "prg-no-such-impl");
+    CU_ASSERT_EQUAL(passed, 7);
+    CU_ASSERT_EQUAL(failed, 7);
+    CU_ASSERT_EQUAL(mpce_selftest(tu_engine(1), "prg-soft-bitslice", &passed, &failed), MPCE_OK);
+    CU_ASSERT_EQUAL(passed, 1);
+    CU_ASSERT_EQUAL(failed, 0);
 }
 
 int main(void)
@@ -385,6 +413,7 @@ int main(void)
         {"user configuration", test_user_config},
         {"allow_variable_time", test_allow_variable_time},
         {"global engine", test_global_init},
+        {"selftest of an unknown implementation", test_selftest_unknown_counts},
         {NULL, NULL},
     };
     return tu_main("config", tests);

@@ -131,8 +131,10 @@ MPCE_API mpce_status mpce_list(mpce_engine *engine, int run_selftests,
 
 /*
  * Run the known-answer vectors through one implementation (impl != NULL) or
- * through all of them. Counts are of implementations. Returns MPCE_OK only if
- * every implementation that ran passed; MPCE_ERR_NOIMPL if impl is unknown.
+ * through all of them. Counts (either may be NULL) are of implementations and
+ * are written on MPCE_OK and also on MPCE_ERR_SELFTEST, which is returned
+ * unless every implementation that ran passed; MPCE_ERR_NOIMPL if impl is
+ * unknown or skipped (counts untouched).
  */
 MPCE_API mpce_status mpce_selftest(mpce_engine *engine, const char *impl,
                                    size_t *passed, size_t *failed);
