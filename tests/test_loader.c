@@ -384,34 +384,35 @@ static void test_all_in_one_dir(void)
 
 /* ---- strict mode ------------------------------------------------------------- */
 
-static void test_strict_wrong_answers(void)
+/* mpce_engine_new with strict = yes over a directory holding only `module`;
+ * the directory and configuration are gone on return, the error detail
+ * (thread-local) is kept. */
+static mpce_status strict_engine_new(const char *module, mpce_engine **e)
 {
     char *dir = make_dir();
-    copy_module(dir, "wrong");
+    copy_module(dir, module);
     char *conf = tu_write_temp("[engine]\nstrict = yes\n");
     mpce_options opts = {.struct_size = sizeof(opts), .config_path = conf, .plugin_path = dir,
                          .flags = private_flags};
-    mpce_engine *e = NULL;
-    TU_ASSERT_ERROR(mpce_engine_new(&opts, &e), MPCE_ERR_SELFTEST, "prg-test-wrong");
-    CU_ASSERT_PTR_NULL(e);
+    mpce_status st = mpce_engine_new(&opts, e);
     unlink(conf);
     free(conf);
     remove_dir(dir);
+    return st;
+}
+
+static void test_strict_wrong_answers(void)
+{
+    mpce_engine *e = NULL;
+    TU_ASSERT_ERROR(strict_engine_new("wrong", &e), MPCE_ERR_SELFTEST, "prg-test-wrong");
+    CU_ASSERT_PTR_NULL(e);
 }
 
 static void test_strict_broken_module(void)
 {
-    char *dir = make_dir();
-    copy_module(dir, "abiminor");
-    char *conf = tu_write_temp("[engine]\nstrict = yes\n");
-    mpce_options opts = {.struct_size = sizeof(opts), .config_path = conf, .plugin_path = dir,
-                         .flags = private_flags};
     mpce_engine *e = NULL;
-    TU_ASSERT_ERROR(mpce_engine_new(&opts, &e), MPCE_ERR_PLUGIN, "mod_abiminor.so");
+    TU_ASSERT_ERROR(strict_engine_new("abiminor", &e), MPCE_ERR_PLUGIN, "mod_abiminor.so");
     CU_ASSERT_PTR_NULL(e);
-    unlink(conf);
-    free(conf);
-    remove_dir(dir);
 }
 
 static void test_strict_good(void)

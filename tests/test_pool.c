@@ -78,6 +78,22 @@ static void engines_free(mpce_engine *e[NENG])
     }
 }
 
+/* The implementations of prim that e lists: at least one. */
+static size_t impls_of(mpce_engine *e, mpce_primitive prim, const char *impls[MAX_IMPLS])
+{
+    size_t ni = tu_impls(e, prim, impls, MAX_IMPLS);
+    CU_ASSERT_FATAL(ni > 0);
+    return ni;
+}
+
+/* Fresh engines (engines_new) and the implementations of prim. */
+static size_t engines_impls(mpce_engine *e[NENG], mpce_primitive prim,
+                            const char *impls[MAX_IMPLS])
+{
+    engines_new(e);
+    return impls_of(e[0], prim, impls);
+}
+
 static uint8_t *random_bytes(uint64_t seed, size_t len)
 {
     uint8_t *p = malloc(len ? len : 1);
@@ -119,10 +135,8 @@ static void free_outs(uint8_t *out[NENG])
 static void test_prg(void)
 {
     mpce_engine *e[NENG];
-    engines_new(e);
     const char *impls[MAX_IMPLS];
-    size_t ni = tu_impls(e[0], MPCE_PRIM_PRG, impls, MAX_IMPLS);
-    CU_ASSERT_FATAL(ni > 0);
+    size_t ni = engines_impls(e, MPCE_PRIM_PRG, impls);
     uint8_t keys[3][16];
     tu_splitmix_bytes(1, keys, sizeof(keys));
     mpce_prg *ctx[NENG];
@@ -177,8 +191,7 @@ static uint64_t *ntt_input(uint64_t seed, size_t n, size_t l, size_t batch, cons
 static void ntt_case(mpce_engine *e[NENG], const uint64_t q[2])
 {
     const char *impls[MAX_IMPLS];
-    size_t ni = tu_impls(e[0], MPCE_PRIM_NTT, impls, MAX_IMPLS);
-    CU_ASSERT_FATAL(ni > 0);
+    size_t ni = impls_of(e[0], MPCE_PRIM_NTT, impls);
     const size_t n = 1024, l = 2, batch = 37;
     const size_t len = batch * l * n * sizeof(uint64_t);
     mpce_ntt *ctx[NENG];
@@ -274,10 +287,8 @@ static void test_ntt_check_errors(void)
 static void test_lpn(void)
 {
     mpce_engine *e[NENG];
-    engines_new(e);
     const char *impls[MAX_IMPLS];
-    size_t ni = tu_impls(e[0], MPCE_PRIM_LPN, impls, MAX_IMPLS);
-    CU_ASSERT_FATAL(ni > 0);
+    size_t ni = engines_impls(e, MPCE_PRIM_LPN, impls);
     const unsigned logk = 12;
     const size_t k = (size_t)1 << logk;
     uint8_t seed[16];
@@ -320,10 +331,8 @@ static void test_lpn(void)
 static void test_dpf_eval(void)
 {
     mpce_engine *e[NENG];
-    engines_new(e);
     const char *impls[MAX_IMPLS];
-    size_t ni = tu_impls(e[0], MPCE_PRIM_DPF, impls, MAX_IMPLS);
-    CU_ASSERT_FATAL(ni > 0);
+    size_t ni = engines_impls(e, MPCE_PRIM_DPF, impls);
     const unsigned bits = 40;
     const size_t npoints = 50001, nkeys = 4099;
     for (int g = 0; g < 2; g++) {
@@ -374,10 +383,8 @@ static void test_dpf_eval(void)
 static void test_dpf_evalall(void)
 {
     mpce_engine *e[NENG];
-    engines_new(e);
     const char *impls[MAX_IMPLS];
-    size_t ni = tu_impls(e[0], MPCE_PRIM_DPF, impls, MAX_IMPLS);
-    CU_ASSERT_FATAL(ni > 0);
+    size_t ni = engines_impls(e, MPCE_PRIM_DPF, impls);
     const unsigned bits = 18;
     const uint64_t alpha = 0x2b3c5;
     for (int g = 0; g < 2; g++) {

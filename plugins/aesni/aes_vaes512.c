@@ -1,9 +1,11 @@
 /*
  * AES-128 with VAES on zmm registers (compiled with -mvaes -mavx512f
- * -mavx512bw -maes): four blocks per register, R = 8 registers (32 blocks)
- * in flight. The 32 zmm registers hold all 11 round keys beside the state.
+ * -mavx512bw -maes): four blocks per register, 8 registers (32 blocks) in
+ * flight. The 32 zmm registers hold all 11 round keys beside the state.
  * Partial registers use 64-bit-lane masks (two per block): masked loads
- * never fault on the lanes they skip, so tails need no copies.
+ * never fault on the lanes they skip, so tails need no copies. The loops
+ * shared with the ymm kernel are aes_vaes_body.h's; the fused DPF kernels
+ * (leaf expansion, point walks) are zmm-only and live here.
  */
 #include "config.h"
 
@@ -14,12 +16,17 @@
 
 #include "plugins/aesni/aesni.h"
 
-#define R 8
-#define B (4 * R) /* blocks per iteration */
+typedef __m512i vec;
+#define LANES 4
+#define KW 64
+#define RK_LANES rk4
+#define SEL_LANES sel4
+
+typedef __mmask8 vmask;
 
 /* The 64-bit lanes of register l (blocks 4l .. 4l+3) among the first cnt
  * blocks. */
-static inline __mmask8 lanes(size_t cnt, unsigned l)
+static inline vmask lanes(size_t cnt, unsigned l)
 {
     size_t have = cnt > 4u * l ? cnt - 4u * l : 0;
     return have >= 4 ? (__mmask8)0xff : (__mmask8)((1u << (2 * have)) - 1u);
@@ -35,111 +42,65 @@ static inline void st(uint8_t *p, __m512i v)
     _mm512_storeu_si512((void *)p, v);
 }
 
-static inline __m512i ldm(const uint8_t *p, __mmask8 m)
+static inline __m512i ldm(const uint8_t *p, vmask m)
 {
     return _mm512_maskz_loadu_epi64(m, (const void *)p);
 }
 
-static inline void stm(uint8_t *p, __mmask8 m, __m512i v)
+static inline void stm(uint8_t *p, vmask m, __m512i v)
 {
     _mm512_mask_storeu_epi64((void *)p, m, v);
 }
 
-static inline void bcast_keys(const uint8_t *rk, __m512i k[11])
+static inline __m512i ld_key(const uint8_t *p)
 {
-    for (unsigned r = 0; r < 11; r++)
-        k[r] = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)(rk + 16 * r)));
+    return _mm512_load_si512((const void *)p);
 }
 
-static inline void load_keys(const uint8_t (*rk)[64], __m512i k[11])
+static inline __m512i bcast_block(const uint8_t *p)
 {
-    for (unsigned r = 0; r < 11; r++)
-        k[r] = _mm512_load_si512((const void *)rk[r]);
+    return _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)p));
 }
 
-static inline void enc_r(__m512i b[R], const __m512i k[11])
+static inline __m512i vxor(__m512i a, __m512i b)
 {
-#pragma GCC unroll 8
-    for (unsigned i = 0; i < R; i++)
-        b[i] = _mm512_xor_si512(b[i], k[0]);
-    for (unsigned r = 1; r < 10; r++) {
-#pragma GCC unroll 8
-        for (unsigned i = 0; i < R; i++)
-            b[i] = _mm512_aesenc_epi128(b[i], k[r]);
-    }
-#pragma GCC unroll 8
-    for (unsigned i = 0; i < R; i++)
-        b[i] = _mm512_aesenclast_epi128(b[i], k[10]);
+    return _mm512_xor_si512(a, b);
 }
 
-static inline void enc_r_lanes(__m512i b[R], const uint8_t (*const kp[R])[64])
+static inline __m512i vadd64(__m512i a, __m512i b)
 {
-#pragma GCC unroll 8
-    for (unsigned i = 0; i < R; i++)
-        b[i] = _mm512_xor_si512(b[i], _mm512_load_si512((const void *)kp[i][0]));
-    for (unsigned r = 1; r < 10; r++) {
-#pragma GCC unroll 8
-        for (unsigned i = 0; i < R; i++)
-            b[i] = _mm512_aesenc_epi128(b[i], _mm512_load_si512((const void *)kp[i][r]));
-    }
-#pragma GCC unroll 8
-    for (unsigned i = 0; i < R; i++)
-        b[i] = _mm512_aesenclast_epi128(b[i], _mm512_load_si512((const void *)kp[i][10]));
+    return _mm512_add_epi64(a, b);
 }
 
-static void v4_ecb(const struct aesni_sched *ks, size_t j, const uint8_t *in, uint8_t *out,
-                   size_t n)
+static inline __m512i aesenc(__m512i a, __m512i k)
 {
-    __m512i k[11], b[R];
-    size_t i = 0;
-
-    bcast_keys(ks->rk[j], k);
-    for (; i + B <= n; i += B) {
-#pragma GCC unroll 8
-        for (unsigned l = 0; l < R; l++)
-            b[l] = ld(in + 16 * (i + 4 * l));
-        enc_r(b, k);
-#pragma GCC unroll 8
-        for (unsigned l = 0; l < R; l++)
-            st(out + 16 * (i + 4 * l), b[l]);
-    }
-    if (i < n) {
-        size_t rem = n - i;
-#pragma GCC unroll 8
-        for (unsigned l = 0; l < R; l++)
-            b[l] = ldm(in + 16 * (i + 4 * l), lanes(rem, l));
-        enc_r(b, k);
-#pragma GCC unroll 8
-        for (unsigned l = 0; l < R; l++)
-            stm(out + 16 * (i + 4 * l), lanes(rem, l), b[l]);
-    }
+    return _mm512_aesenc_epi128(a, k);
 }
 
-/* Counter lanes are 64-bit words beside zero words: the adds wrap mod 2^64. */
-static void v4_ctr(const struct aesni_sched *ks, size_t j, uint64_t c0, uint8_t *out, size_t n)
+static inline __m512i aesenclast(__m512i a, __m512i k)
 {
-    __m512i k[11], b[R];
-    __m512i ctr = _mm512_set_epi64(0, (long long)(c0 + 3u), 0, (long long)(c0 + 2u), 0,
-                                   (long long)(c0 + 1u), 0, (long long)c0);
-    const __m512i step = _mm512_set_epi64(0, B, 0, B, 0, B, 0, B);
+    return _mm512_aesenclast_epi128(a, k);
+}
 
-    bcast_keys(ks->rk[j], k);
-    for (size_t i = 0; i < n; i += B) {
-#pragma GCC unroll 8
-        for (unsigned l = 0; l < R; l++)
-            b[l] = _mm512_add_epi64(ctr, _mm512_set_epi64(0, 4 * l, 0, 4 * l, 0, 4 * l, 0, 4 * l));
-        ctr = _mm512_add_epi64(ctr, step);
-        enc_r(b, k);
-        if (n - i >= B) {
-#pragma GCC unroll 8
-            for (unsigned l = 0; l < R; l++)
-                st(out + 16 * (i + 4 * l), b[l]);
-        } else {
-#pragma GCC unroll 8
-            for (unsigned l = 0; l < R; l++)
-                stm(out + 16 * (i + 4 * l), lanes(n - i, l), b[l]);
-        }
-    }
+static inline __m512i ctr_first(uint64_t c0)
+{
+    return _mm512_set_epi64(0, (long long)(c0 + 3u), 0, (long long)(c0 + 2u), 0,
+                            (long long)(c0 + 1u), 0, (long long)c0);
+}
+
+static inline __m512i ctr_splat(uint64_t x)
+{
+    return _mm512_set_epi64(0, (long long)x, 0, (long long)x, 0, (long long)x, 0, (long long)x);
+}
+
+static inline __m512i ld_blocks(const uint8_t *const p[4])
+{
+    __m512i v = _mm512_setzero_si512();
+
+    for (unsigned h = 0; h < 4; h++)
+        v = _mm512_mask_broadcast_i32x4(v, (__mmask16)(0xfu << (4 * h)),
+                                        _mm_loadu_si128((const __m128i *)p[h]));
+    return v;
 }
 
 /* Two consecutive seeds a, b as (a, a, b, b): the m = 2 lane layout. */
@@ -155,91 +116,16 @@ static inline __mmask8 pair_mask(size_t have)
     return have >= 2 ? (__mmask8)0x0f : (__mmask8)((1u << (2 * have)) - 1u);
 }
 
-/* m = 2, the DPF shape: register l holds seeds 2l, 2l+1 each under
- * (k0, k1), outputs in order, lane keys resident. */
-static void mmo_m2(const struct aesni_sched *ks, const uint8_t *seeds, uint8_t *out, size_t n)
+/* Masked: missing seeds are never read, so `safe` is not needed. */
+static inline __m512i dup_seeds(const uint8_t *p, const uint8_t *safe, size_t have)
 {
-    __m512i k[11], b[R], s[R];
-
-    load_keys(ks->rk4[0], k);
-    for (size_t i = 0; i < n; i += 2 * R) {
-        size_t cnt = n - i < 2 * R ? n - i : 2 * R;
-#pragma GCC unroll 8
-        for (unsigned l = 0; l < R; l++) {
-            size_t have = cnt > 2u * l ? cnt - 2u * l : 0;
-            b[l] = s[l] = dup_pairs(seeds + 16 * (i + 2 * l), pair_mask(have));
-        }
-        enc_r(b, k);
-#pragma GCC unroll 8
-        for (unsigned l = 0; l < R; l++)
-            b[l] = _mm512_xor_si512(b[l], s[l]);
-        if (cnt == 2 * R) {
-#pragma GCC unroll 8
-            for (unsigned l = 0; l < R; l++)
-                st(out + 32 * (i + 2 * l), b[l]);
-        } else {
-#pragma GCC unroll 8
-            for (unsigned l = 0; l < R; l++)
-                stm(out + 32 * (i + 2 * l), lanes(2 * cnt, l), b[l]);
-        }
-    }
+    return dup_pairs(p, pair_mask(have));
 }
 
-static void mmo_m1(const struct aesni_sched *ks, const uint8_t *seeds, uint8_t *out, size_t n)
+/* The bits a node's t-bit occupies, one per block. */
+static inline __m512i tbits(void)
 {
-    __m512i k[11], b[R], s[R];
-
-    bcast_keys(ks->rk[0], k);
-    for (size_t i = 0; i < n; i += B) {
-#pragma GCC unroll 8
-        for (unsigned l = 0; l < R; l++)
-            b[l] = s[l] = ldm(seeds + 16 * (i + 4 * l), lanes(n - i, l));
-        enc_r(b, k);
-#pragma GCC unroll 8
-        for (unsigned l = 0; l < R; l++)
-            stm(out + 16 * (i + 4 * l), lanes(n - i, l), _mm512_xor_si512(b[l], s[l]));
-    }
-}
-
-/* Any m: output f = i*m + j is seed i under key j; register l holds outputs
- * f+4l .. f+4l+3, whose lane keys are rk4[(f+4l) mod m]. */
-static void v4_mmo(const struct aesni_sched *ks, const uint8_t *seeds, uint8_t *out, size_t n)
-{
-    const size_t m = ks->m, total = n * m;
-    const uint8_t (*kp[R])[64];
-    __m512i b[R], s[R];
-    size_t si = 0, kj = 0;
-
-    if (m == 2) {
-        mmo_m2(ks, seeds, out, n);
-        return;
-    }
-    if (m == 1) {
-        mmo_m1(ks, seeds, out, n);
-        return;
-    }
-    for (size_t f = 0; f < total; f += B) {
-#pragma GCC unroll 8
-        for (unsigned l = 0; l < R; l++) {
-            __m512i v = _mm512_setzero_si512();
-            kp[l] = ks->rk4[kj];
-            for (unsigned h = 0; h < 4; h++) {
-                /* Lanes past the end read seed 0 and are never stored. */
-                const uint8_t *p = seeds + 16 * (f + 4 * l + h < total ? si : 0);
-                v = _mm512_mask_broadcast_i32x4(v, (__mmask16)(0xfu << (4 * h)),
-                                                _mm_loadu_si128((const __m128i *)p));
-                if (++kj == m) {
-                    kj = 0;
-                    si++;
-                }
-            }
-            b[l] = s[l] = v;
-        }
-        enc_r_lanes(b, kp);
-#pragma GCC unroll 8
-        for (unsigned l = 0; l < R; l++)
-            stm(out + 16 * (f + 4 * l), lanes(total - f, l), _mm512_xor_si512(b[l], s[l]));
-    }
+    return _mm512_set_epi32(1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0);
 }
 
 static inline __m512i tmask(__m512i x)
@@ -250,34 +136,12 @@ static inline __m512i tmask(__m512i x)
 
 static inline __m512i clr_t(__m512i x)
 {
-    return _mm512_andnot_si512(
-        _mm512_set_epi32(1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0), x);
+    return _mm512_andnot_si512(tbits(), x);
 }
 
-/* The bits a node's t-bit occupies, one per block. */
-static inline __m512i tbits(void)
+static inline __m512i xor_and(__m512i a, __m512i c, __m512i m)
 {
-    return _mm512_set_epi32(1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0);
-}
-
-/* Children of parents i .. i+cnt-1 (cnt <= 2R): register l holds those of
- * parents i+2l, i+2l+1, in order. */
-static inline void expand_r(const __m512i k[11], const uint8_t *parents, size_t i, size_t cnt,
-                            __m512i cwv, __m512i b[R])
-{
-    __m512i s[R], tm[R];
-
-#pragma GCC unroll 8
-    for (unsigned l = 0; l < R; l++) {
-        size_t have = cnt > 2u * l ? cnt - 2u * l : 0;
-        __m512i x = dup_pairs(parents + 16 * (i + 2 * l), pair_mask(have));
-        tm[l] = tmask(x);
-        b[l] = s[l] = clr_t(x);
-    }
-    enc_r(b, k);
-#pragma GCC unroll 8
-    for (unsigned l = 0; l < R; l++)
-        b[l] = _mm512_ternarylogic_epi64(_mm512_xor_si512(b[l], s[l]), cwv, tm[l], 0x78);
+    return _mm512_ternarylogic_epi64(a, c, m, 0x78);
 }
 
 static inline __m512i bcast_cw_pair(const uint8_t cw[2][16])
@@ -285,35 +149,14 @@ static inline __m512i bcast_cw_pair(const uint8_t cw[2][16])
     return _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)cw[0]));
 }
 
-/* The m = 2 mmo with the parent's control bit selecting the corrections. */
-static void v4_dpf_expand(const struct aesni_sched *ks, const uint8_t *parents,
-                          uint8_t *children, size_t n, const uint8_t cw[2][16])
-{
-    const __m512i cwv = bcast_cw_pair(cw);
-    __m512i k[11], b[R];
-
-    load_keys(ks->rk4[0], k);
-    for (size_t i = 0; i < n; i += 2 * R) {
-        size_t cnt = n - i < 2 * R ? n - i : 2 * R;
-        expand_r(k, parents, i, cnt, cwv, b);
-        if (cnt == 2 * R) {
-#pragma GCC unroll 8
-            for (unsigned l = 0; l < R; l++)
-                st(children + 32 * (i + 2 * l), b[l]);
-        } else {
-#pragma GCC unroll 8
-            for (unsigned l = 0; l < R; l++)
-                stm(children + 32 * (i + 2 * l), lanes(2 * cnt, l), b[l]);
-        }
-    }
-}
+#include "plugins/aesni/aes_vaes_body.h"
 
 /* Leaf outputs of the four nodes of x: bytes, clr(x) ^ (t ? CW : 0); u64,
  * in the low word of each block, (lo(x) + (t ? CW : 0)) negated where neg
  * is all ones. */
 static inline __m512i leaf_bytes(__m512i x, __m512i cwo)
 {
-    return _mm512_ternarylogic_epi64(clr_t(x), cwo, tmask(x), 0x78);
+    return xor_and(clr_t(x), cwo, tmask(x));
 }
 
 static inline __m512i leaf_u64(__m512i x, __m512i cwo, __m512i neg)
@@ -394,36 +237,6 @@ static void v4_dpf_expand_leaves(const struct aesni_sched *ks, const uint8_t *pa
     }
 }
 
-static void v4_dpf_step(const struct aesni_sched *ks, uint8_t *nodes, const uint8_t *dir,
-                        const uint8_t *cw, size_t n)
-{
-    const uint8_t (*kp[R])[64];
-    __m512i b[R], s[R], tm[R];
-
-    for (size_t i = 0; i < n; i += B) {
-        size_t cnt = n - i < B ? n - i : B;
-#pragma GCC unroll 8
-        for (unsigned l = 0; l < R; l++) {
-            unsigned c = 0;
-            for (unsigned h = 0; h < 4; h++)
-                if (4 * l + h < cnt)
-                    c |= (dir[i + 4 * l + h] & 1u) << h;
-            __m512i x = ldm(nodes + 16 * (i + 4 * l), lanes(cnt, l));
-            kp[l] = ks->sel4[c];
-            tm[l] = tmask(x);
-            b[l] = s[l] = clr_t(x);
-        }
-        enc_r_lanes(b, kp);
-#pragma GCC unroll 8
-        for (unsigned l = 0; l < R; l++) {
-            __mmask8 mk = lanes(cnt, l);
-            __m512i c = ldm(cw + 16 * (i + 4 * l), mk);
-            stm(nodes + 16 * (i + 4 * l), mk,
-                _mm512_ternarylogic_epi64(_mm512_xor_si512(b[l], s[l]), c, tm[l], 0x78));
-        }
-    }
-}
-
 /* The offset in sel4 of the round keys for the lane directions in a test
  * mask kd (both 64-bit lanes of block h set when lane h goes right). */
 #define SEL_C(m) (((m) & 1u) | (((m) >> 1) & 2u) | (((m) >> 2) & 4u) | (((m) >> 3) & 8u))
@@ -437,18 +250,11 @@ static const uint16_t sel_off[256] = {SEL_O64(0u), SEL_O64(64u), SEL_O64(128u), 
  * rounds, with no other work to hide a loop's register copies behind. */
 static inline void enc_r_lanes_full(__m512i b[R], const uint8_t (*const kp[R])[64])
 {
-#pragma GCC unroll 8
-    for (unsigned i = 0; i < R; i++)
-        b[i] = _mm512_xor_si512(b[i], _mm512_load_si512((const void *)kp[i][0]));
+    lanes_whiten(b, kp);
 #pragma GCC unroll 9
-    for (unsigned r = 1; r < 10; r++) {
-#pragma GCC unroll 8
-        for (unsigned i = 0; i < R; i++)
-            b[i] = _mm512_aesenc_epi128(b[i], _mm512_load_si512((const void *)kp[i][r]));
-    }
-#pragma GCC unroll 8
-    for (unsigned i = 0; i < R; i++)
-        b[i] = _mm512_aesenclast_epi128(b[i], _mm512_load_si512((const void *)kp[i][10]));
+    for (unsigned r = 1; r < 10; r++)
+        lanes_round(b, kp, r);
+    lanes_last(b, kp);
 }
 
 /* The 16 bytes at offset off of keys k[0..3], one block each. */
@@ -591,11 +397,11 @@ static void v4_dpf_walk(const struct aesni_sched *ks, const struct mpce_dpf_key_
 
 const struct aesni_aes_kernel aesni_kernel_vaes512 = {
     .name = "vaes-zmm",
-    .ecb = v4_ecb,
-    .ctr = v4_ctr,
-    .mmo = v4_mmo,
-    .dpf_expand = v4_dpf_expand,
-    .dpf_step = v4_dpf_step,
+    .ecb = vaes_ecb,
+    .ctr = vaes_ctr,
+    .mmo = vaes_mmo,
+    .dpf_expand = vaes_dpf_expand,
+    .dpf_step = vaes_dpf_step,
     .dpf_expand_leaves = v4_dpf_expand_leaves,
     .dpf_walk = v4_dpf_walk,
 };
