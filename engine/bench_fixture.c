@@ -8,25 +8,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/internal.h"
 #include "engine/bench.h"
 #include "engine/dpf_key.h"
 #include "engine/ntt_params.h"
 
 #define MAX_DPF_KEYS (1u << 20)
 
-static uint64_t splitmix64(uint64_t *state)
-{
-    uint64_t z = (*state += UINT64_C(0x9E3779B97F4A7C15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-    return z ^ (z >> 31);
-}
-
 static void fill(uint64_t seed, void *buf, size_t len)
 {
     uint8_t *p = buf;
     for (size_t i = 0; i < len; i += 8) {
-        uint64_t v = splitmix64(&seed);
+        uint64_t v = mpce_splitmix64(&seed);
         for (size_t b = 0; b < 8 && i + b < len; b++)
             p[i + b] = (uint8_t)(v >> (8 * b));
     }
@@ -66,7 +59,7 @@ static mpce_status ntt(const struct mpce_bench_shape *s, struct mpce_bench_fixtu
         return MPCE_ERR_NOMEM;
     uint64_t seed = 2, *w = (uint64_t *)f->in;
     for (size_t i = 0; i < words; i++)
-        w[i] = splitmix64(&seed) % s->q;
+        w[i] = mpce_splitmix64(&seed) % s->q;
     return MPCE_OK;
 }
 
@@ -102,7 +95,7 @@ static mpce_status dpf(const struct mpce_bench_shape *s, struct mpce_bench_fixtu
         if (!f->points || !f->dkey_ptrs)
             return MPCE_ERR_NOMEM;
         for (size_t i = 0; i < s->keys; i++) {
-            f->points[i] = splitmix64(&seed) & mask;
+            f->points[i] = mpce_splitmix64(&seed) & mask;
             f->dkey_ptrs[i] = &f->dkeys[i % f->n_dkeys];
         }
     }

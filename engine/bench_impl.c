@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/internal.h"
 #include "engine/bench.h"
 #include "engine/opdesc.h"
 
@@ -83,17 +84,9 @@ static int make_state(struct impl_cand *c, const char *prim, void **argv)
     return rc;
 }
 
-static uint64_t splitmix64(uint64_t *state)
-{
-    uint64_t z = (*state += UINT64_C(0x9E3779B97F4A7C15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-    return z ^ (z >> 31);
-}
-
 static void random_block(uint64_t *seed, uint8_t b[16])
 {
-    uint64_t lo = splitmix64(seed), hi = splitmix64(seed);
+    uint64_t lo = mpce_splitmix64(seed), hi = mpce_splitmix64(seed);
     for (int i = 0; i < 8; i++) {
         b[i] = (uint8_t)(lo >> (8 * i));
         b[8 + i] = (uint8_t)(hi >> (8 * i));
@@ -112,7 +105,7 @@ static int make_dpf_keys(struct impl_cand *c)
     struct mpce_dpf_key_v1 other;
     for (size_t i = 0; i < f->n_dkeys; i++) {
         uint8_t beta[16], s0[16], s1[16];
-        uint64_t alpha = splitmix64(&seed) & mask;
+        uint64_t alpha = mpce_splitmix64(&seed) & mask;
         random_block(&seed, beta);
         random_block(&seed, s0);
         random_block(&seed, s1);

@@ -14,6 +14,16 @@
 
 #define MPCE_INTERNAL __attribute__((visibility("hidden")))
 
+/* SPEC.md section 5's deterministic input generator (self-test and benchmark
+ * inputs), one step. */
+static inline uint64_t mpce_splitmix64(uint64_t *state)
+{
+    uint64_t z = (*state += UINT64_C(0x9E3779B97F4A7C15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+    return z ^ (z >> 31);
+}
+
 /* ---- errors (engine/error.c) ------------------------------------------- */
 
 /* Record `fmt` as this thread's error detail and return `status`. */

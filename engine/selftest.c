@@ -285,14 +285,6 @@ static int prg_record(struct run *r)
 
 /* ---- NTT ---------------------------------------------------------------- */
 
-static uint64_t splitmix64(uint64_t *s)
-{
-    uint64_t z = (*s += UINT64_C(0x9E3779B97F4A7C15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-    return z ^ (z >> 31);
-}
-
 /* psi from the record, or derived from q (SPEC.md 2) where the record has
  * none (inverse and mul records). */
 static int ntt_psi(struct run *r, size_t n, uint64_t q, uint64_t *psi)
@@ -353,7 +345,7 @@ static int ntt_record(struct run *r)
         if (u64(r, "in_seed", &seed) || !(in = zalloc(r, words * 8)))
             return -1;
         for (size_t i = 0; i < n; i++)
-            in[i] = splitmix64(&seed) % q[0];
+            in[i] = mpce_splitmix64(&seed) % q[0];
     } else if (!(in = u64_list(r, "in", words))) {
         return -1;
     }
