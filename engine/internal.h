@@ -1,5 +1,14 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Engine internals shared by the core's files. Not installed.
+ * What the core's files share: errors and logging, the records of modules,
+ * devices and implementations, and the engine object. Not installed; no
+ * backend includes it.
+ *
+ *   runtime/  life cycle, configuration, loader, registry, dispatch, contexts,
+ *             calls, queues and buffers, worker pool
+ *   api/      the public front ends: argument checks, then one routed call
+ *   spec/     SPEC.md code the core owns: NTT parameters, DPF key format
+ *   verify/   known-answer vectors, the self-test and its libffi op runner
  */
 #ifndef MPCE_ENGINE_INTERNAL_H
 #define MPCE_ENGINE_INTERNAL_H
@@ -9,117 +18,227 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "engine/ops.h"
+#include "engine/runtime/conf.h"
 #include "mpcengine.h"
 #include "mpcengine/plugin.h"
 
-#define MPCE_INTERNAL __attribute__((visibility("hidden")))
-
-/* SPEC.md section 5's deterministic input generator (self-test and benchmark
- * inputs), one step. */
-static inline uint64_t mpce_splitmix64(uint64_t *state)
-{
-    uint64_t z = (*state += UINT64_C(0x9E3779B97F4A7C15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-    return z ^ (z >> 31);
-}
-
-/* ---- errors (engine/error.c) ------------------------------------------- */
+/* ---- errors (runtime/error.c) ------------------------------------------------ */
 
 /* Record `fmt` as this thread's error detail and return `status`. */
 mpce_status mpce_error(mpce_status status, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-/* Clear the detail at the start of a public call. */
-void mpce_error_clear(void);
 
-/* ---- registry (engine/registry.c) -------------------------------------- */
+/* A plugin's explanation (host->set_error) waits here, tagged with its host,
+ * until the engine reports the failure it explains: successful calls never
+ * touch thread-local storage. */
+void mpce_plugin_detail_set(const struct mpce_host *host, const char *msg);
+/* The detail `host` left on this thread since the last take, or "". */
+const char *mpce_plugin_detail_take(const struct mpce_host *host, char *buf, size_t len);
 
-/* Self-test state of a registered implementation. */
+/* A plugin's int return as a status: unknown codes become MPCE_ERR_BACKEND. */
+static inline mpce_status mpce_status_of_rc(int rc)
+{
+    return (rc > 0 && rc <= MPCE_ERR_STATE) ? (mpce_status)rc : MPCE_ERR_BACKEND;
+}
+
+/* ---- logging (runtime/log.c) ---------------------------------------------------- */
+
+struct mpce_logger {
+    mpce_log_fn fn;          /* NULL: dropped */
+    void *arg;
+    mpce_log_level level;    /* the least severe level passed on */
+};
+
+/* plugin NULL for the engine's own messages. */
+void mpce_log(const struct mpce_logger *log, mpce_log_level level, const char *plugin,
+              const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+void mpce_vlog(const struct mpce_logger *log, mpce_log_level level, const char *plugin,
+               const char *fmt, va_list ap);
+
+/* ---- modules, devices and implementations ------------------------------------------ */
+
+/* The host handed to one module of one engine (runtime/host.c). */
+struct mpce_host_rec {
+    struct mpce_host host;
+    mpce_engine *engine;
+    char plugin[64];           /* the plugin's name, or the file's while unknown */
+};
+
+/* A module file the loader looked at: loaded, or skipped with a reason. */
+struct mpce_module {
+    char *path;                /* file, or "(built-in)" */
+    char *name;                /* plugin name once known */
+    void *handle;              /* dlopen handle; NULL for built-in or skipped */
+    const struct mpce_plugin *desc;
+    unsigned minor;            /* the ABI minor it was built for */
+    struct mpce_host_rec *host;
+    void *state;               /* from init */
+    int inited;                /* fini is owed */
+    int skipped;               /* the whole module is unusable */
+    int broken;                /* skipped for a fault, not a refusal (strict) */
+    char reason[512];
+    char sha256[65];           /* of the bytes loaded; "" for built-in */
+    char version[320];         /* version, and what describe() found */
+};
+
+/* A device of a loaded module: a memory kind applications can ask for. */
+struct mpce_devrec {
+    const char *name;
+    struct mpce_device ops;    /* copied once checked */
+    struct mpce_module *module;
+};
+
 enum mpce_selftest_state {
     MPCE_ST_UNTESTED = 0,
     MPCE_ST_PASS,
     MPCE_ST_FAIL,
-    MPCE_ST_SKIPPED /* probe refused, or disabled by configuration/policy */
+    MPCE_ST_SKIPPED /* refused at load, by probe, configuration or policy */
 };
 
-/* One implementation known to an engine. */
+/* One implementation known to an engine. Everything but the test state is
+ * fixed once the engine is created. */
 struct mpce_slot {
+    unsigned index;                 /* dense: contexts keep states by it */
     const struct mpce_impl *impl;
-    const char *plugin;        /* plugin name */
-    const char *path;          /* module file or "(built-in)" */
-    const char *sha256;        /* module file's SHA-256 (hex), "" for built-in */
-    const char *version;       /* the plugin's version string */
-    enum mpce_selftest_state state;
-    char reason[256];          /* why skipped/failed/not selectable */
-    int selectable;            /* passed, allowed by policy */
+    union mpce_ops ops;             /* normalized (ops.h) */
+    struct mpce_module *module;
+    const struct mpce_devrec *device; /* the device it serves, or NULL */
+    mpce_primitive prim;
+    unsigned impl_class;
+    int priority;                   /* clamped into the class's range */
+    unsigned flags;
+    unsigned memory;
+    enum mpce_selftest_state state; /* published with release stores */
+    int selectable;                 /* passed and allowed by policy */
+    char reason[320];               /* why skipped/failed/not selectable */
+    char note[160];                 /* load-time remark (a clamped priority) */
 };
 
-/*
- * Resolve an implementation for one call: name NULL or "auto" picks the
- * highest-priority selectable implementation of prim (after any pin or
- * MPCENGINE_FORCE entry); otherwise the named one, which must belong to prim
- * and be selectable. Runs the self-test lazily. Returns NULL with the error
- * detail set (MPCE_ERR_NOIMPL) on failure.
- */
-const struct mpce_slot *mpce_pick(mpce_engine *engine, mpce_primitive prim, const char *name);
+/* ---- dispatch (runtime/dispatch.c) --------------------------------------------------- */
 
-/*
- * For an "auto" call (name NULL or "auto", no pin or override) whose first
- * choice `first` cannot serve the context's shape: the other selectable
- * implementations of prim, highest priority first (up to max). 0 otherwise.
- */
-size_t mpce_pick_fallbacks(mpce_engine *engine, mpce_primitive prim, const char *name,
-                           const struct mpce_slot *first, const struct mpce_slot **out,
-                           size_t max);
+/* "auto" for one op and size class: candidates in order, and why. */
+struct mpce_route_entry {
+    const uint16_t *cand;           /* slot indices */
+    unsigned n;
+    int pinned;                     /* an explicit pin: no fallback */
+    const char *pin_name;           /* the pinned implementation's name */
+    const char *source;             /* "priority" or the pin's source */
+};
 
-/* NULL -> the global engine, initialised on demand. NULL on failure (error set). */
-mpce_engine *mpce_engine_get(mpce_engine *engine);
-/* Like mpce_engine_get, but returns the status (the global engine's first
- * initialisation status when engine is NULL and creation failed), so a
- * public call reports MPCE_ERR_CONFIG rather than a generic failure. */
+/* Built from pins and priorities, published whole; superseded tables stay
+ * until the engine is freed, since contexts may still be reading them. */
+struct mpce_table {
+    struct mpce_route_entry e[MPCE_OP_COUNT][MPCE_SIZE_CLASSES];
+    uint16_t *pool;
+    struct mpce_table *older;
+};
+
+/* The size class of a call of `elements` work elements. */
+static inline unsigned mpce_size_class(uint64_t elements)
+{
+    return elements < 64u ? 0u : elements < 4096u ? 1u : elements < 262144u ? 2u : 3u;
+}
+
+/* Build and publish the table from the configuration and the slots. */
+mpce_status mpce_dispatch_build(mpce_engine *e);
+void mpce_dispatch_free(mpce_engine *e);
+
+/* ---- the engine ------------------------------------------------------------------ */
+
+/* Memory handed to callers that stays valid until the engine is freed
+ * (listings). */
+struct mpce_keep {
+    struct mpce_keep *next;
+};
+
+struct mpce_engine {
+    int refs;                       /* the owner's (global or mpce_engine_new) + one
+                                       per context, buffer and queue */
+    int closed;                     /* shut down: operations refuse */
+    struct mpce_config cfg;
+    struct mpce_logger log;
+    pthread_mutex_t lock;           /* self-test state, listings */
+
+    struct mpce_module **modules;
+    size_t n_modules, cap_modules;
+    struct mpce_slot **slots;       /* registration order; slots[i]->index == i */
+    size_t n_slots, cap_slots;
+    struct mpce_devrec **devices;   /* pointers stay put */
+    size_t n_devices, cap_devices;
+
+    struct mpce_table *table;       /* published with a release store */
+    unsigned generation;            /* bumped whenever a slot's state changes */
+    struct mpce_keep *kept;         /* listings handed out */
+    const void *listing;            /* the last mpce_list snapshot ... */
+    size_t listing_count;
+    unsigned listing_generation;    /* ... and the generation it shows */
+
+    /* Threads per large call ([engine] threads resolved); the pool of
+     * threads - 1 workers starts with the first call worth splitting. */
+    unsigned threads;
+    pthread_mutex_t pool_lock;
+    struct mpce_pool *pool;         /* published with a release store */
+    unsigned pool_fork_generation;  /* the process's fork count when it started */
+    struct mpce_pool **pools_abandoned; /* a forked parent's: memory freed with the
+                                           engine, never its locks or threads */
+    size_t n_pools_abandoned;
+    int pool_failed;
+    /* Divides the per-op slice minimums by 2^shift (0 in production): lets
+     * the tests cut modest calls into many slices on every backend. */
+    unsigned slice_min_shift;
+};
+
+/* NULL -> the global engine, initialised on demand; *out holds a reference
+ * the caller releases with mpce_engine_unref. */
 mpce_status mpce_engine_acquire(mpce_engine *engine, mpce_engine **out);
+void mpce_engine_ref(mpce_engine *e);
+void mpce_engine_unref(mpce_engine *e);
 
-/* ---- per-context implementation state (engine/impl_state.c) -------------- */
+/* `bytes` of zeroed memory kept until the engine is freed; e->lock held.
+ * NULL when out of memory. */
+void *mpce_engine_keep(mpce_engine *e, size_t bytes);
 
-/*
- * A context keeps one plugin state per implementation it has been called
- * with, created on first use: contexts are made once and used for many calls,
- * so keys are expanded and twiddles computed once per implementation.
- */
-struct mpce_impl_state {
-    const struct mpce_impl *impl;
-    void *state;
-    int unsupported; /* ctx_new said MPCE_ERR_NOIMPL: this shape is not served */
-};
+/* The error of an operation on an object of a shut-down engine. */
+mpce_status mpce_engine_closed_error(const char *fn);
 
-struct mpce_state_cache {
-    pthread_mutex_t lock;
-    size_t count;
-    struct mpce_impl_state items[16];
-};
+static inline int mpce_engine_is_closed(const mpce_engine *e)
+{
+    return __atomic_load_n(&e->closed, __ATOMIC_RELAXED);
+}
 
-/* A make function returns 0, or an mpce_status; MPCE_ERR_NOIMPL means "this
- * implementation does not serve the context's parameters" (e.g. IFMA NTT
- * with a 61-bit modulus), which "auto" answers by falling back. */
-typedef int (*mpce_state_make_fn)(const struct mpce_impl *impl, const void *args, void **state);
-typedef void (*mpce_state_free_fn)(const struct mpce_impl *impl, void *state);
+/* ---- registry (runtime/registry.c) ---------------------------------------------------- */
 
-void mpce_state_cache_init(struct mpce_state_cache *cache);
-/* Existing or new state for impl; NULL with the error set on failure. */
-mpce_status mpce_state_cache_get(struct mpce_state_cache *cache, const struct mpce_impl *impl,
-                                 mpce_state_make_fn make, const void *args, void **state);
-void mpce_state_cache_destroy(struct mpce_state_cache *cache, mpce_state_free_fn destroy);
+/* Keep a module record (the engine takes ownership, also of a skipped one). */
+mpce_status mpce_registry_keep_module(mpce_engine *e, struct mpce_module *m);
+/* Add one implementation; SKIPPED with a reason for one that was refused. */
+mpce_status mpce_registry_add_slot(mpce_engine *e, struct mpce_module *m,
+                                   const struct mpce_impl *impl, const union mpce_ops *ops,
+                                   const struct mpce_devrec *dev, int priority,
+                                   enum mpce_selftest_state state, const char *reason,
+                                   const char *note);
+mpce_status mpce_registry_add_device(mpce_engine *e, struct mpce_module *m,
+                                     const struct mpce_device *dev);
+struct mpce_slot *mpce_registry_find(mpce_engine *e, const char *name);
+const struct mpce_devrec *mpce_registry_device(const mpce_engine *e, const char *name);
+/* Self-test s if it is untested (lock taken inside). */
+void mpce_registry_ensure_tested(mpce_engine *e, struct mpce_slot *s);
+/* Whether the policy lets s be used at all. */
+int mpce_registry_allowed(const mpce_engine *e, const struct mpce_slot *s);
+/* Why a slot cannot be used, as a status with the detail set; MPCE_OK if it
+ * can (it is tested first). `what` prefixes the message (a pin's source). */
+mpce_status mpce_registry_usable(mpce_engine *e, struct mpce_slot *s, const char *what);
+/* Strict mode at creation: every module usable, every self-test passed. */
+mpce_status mpce_registry_strict_check(mpce_engine *e);
+void mpce_registry_free(mpce_engine *e);
 
-/* The common head of every op: resolve the implementation (mpce_pick) and the
- * context's state for it. */
-mpce_status mpce_dispatch(mpce_engine *engine, struct mpce_state_cache *cache,
-                          mpce_primitive prim, const char *impl_name, mpce_state_make_fn make,
-                          const void *args, const struct mpce_slot **slot, void **state);
-/* Map an op's return code to a status with the implementation named. */
-mpce_status mpce_op_status(const struct mpce_slot *slot, const char *op, int rc);
+static inline enum mpce_selftest_state mpce_slot_state(const struct mpce_slot *s)
+{
+    return __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
+}
 
-/* ---- the built-in soft backend (plugins/soft/plugin.c) ------------------ */
+/* ---- the built-in soft backend (plugins/soft/plugin.c) --------------------------- */
 
-const struct mpce_plugin *mpce_soft_plugin_entry(const struct mpce_host *host);
+const struct mpce_plugin *mpce_soft_plugin_entry(void);
 
 #endif

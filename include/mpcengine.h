@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * libmpcengine: the umbrella header. Include this and link with
  * `pkg-config --cflags --libs mpcengine`.
@@ -11,10 +12,10 @@
 #define MPCENGINE_H
 
 #include "mpcengine/common.h"
+#include "mpcengine/buffer.h"
 #include "mpcengine/prg.h"
 #include "mpcengine/ntt.h"
 #include "mpcengine/lpn.h"
 #include "mpcengine/dpf.h"
-#include "mpcengine/bench.h"
 
 #endif

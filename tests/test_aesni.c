@@ -1,22 +1,26 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The x86-64 module's PRG, LPN and DPF against the soft backend: every PRG
  * kernel at every length 0..200 and at large lengths with every
  * misalignment; the LPN fold at the production table size; DPF evalall,
  * point and many-key evaluation, and evalall_range slices taken straight
- * from the module's vtable. Child processes set MPCENGINE_AESNI_DISABLE
- * (the CPU probe runs once per process) to check that the module still
+ * from the module's op table. Child processes set MPCENGINE_AESNI_DISABLE
+ * (read through the host, which forked children make simple) to check that
+ * the module still
  * loads with VAES/AVX-512 hidden, lists those implementations as skipped
  * with the missing feature, and computes correctly with the narrower
  * kernels that LPN and DPF then use.
  */
 #include "config.h"
 
-#include <dlfcn.h>
+#include <grp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "engine/internal.h"
+#include "engine/runtime/exec.h"
 #include "mpcengine/plugin.h"
 #include "testutil.h"
 
@@ -271,45 +275,18 @@ static void test_dpf(void)
         CU_ASSERT(dpf_all(tu_engine(0)));
 }
 
-static void host_log(const struct mpce_host *host, int level, const char *fmt, ...)
-{
-}
-
-static void host_set_error(const struct mpce_host *host, const char *fmt, ...)
-{
-}
-
-/* evalall_range is not public API: take it from the module's descriptor.
- * dlopen returns the engine's handle, and the entry call re-points the
- * module's host at ours, so this runs last in the suite. */
+/* evalall_range is not public API: call it through the engine's own
+ * normalized op table of dpf-aesni (the suite links the core). */
 static void test_dpf_range(void)
 {
-    char path[4096];
-    void *h;
-    mpce_plugin_entry_fn entry;
-    const struct mpce_plugin *pl;
-    const struct mpce_dpf_vtable *vt = NULL;
-    static const struct mpce_host host = {.struct_size = sizeof(struct mpce_host),
-                                          .abi_major = MPCE_PLUGIN_ABI_MAJOR,
-                                          .abi_minor = MPCE_PLUGIN_ABI_MINOR,
-                                          .log = host_log,
-                                          .set_error = host_set_error};
-    void *sym;
-
-    snprintf(path, sizeof path, "%s/mpce-aesni.so", TEST_PLUGIN_PATH);
-    h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (h == NULL) {
-        printf("\n  skipped: cannot load %s: %s\n", path, dlerror());
+    mpce_engine *e = tu_engine(0);
+    if (!have_impl(e, MPCE_PRIM_DPF, "dpf-aesni"))
         return;
-    }
-    sym = dlsym(h, MPCE_PLUGIN_ENTRY_SYMBOL);
-    CU_ASSERT_FATAL(sym != NULL);
-    memcpy(&entry, &sym, sizeof entry);
-    pl = entry(&host);
-    for (size_t i = 0; i < pl->n_impls; i++)
-        if (strcmp(pl->impls[i]->name, "dpf-aesni") == 0)
-            vt = pl->impls[i]->vtable;
-    CU_ASSERT_FATAL(vt != NULL && vt->evalall_range != NULL);
+    const struct mpce_slot *slot = mpce_registry_find(e, "dpf-aesni");
+    CU_ASSERT_FATAL(slot != NULL);
+    const struct mpce_dpf_ops *vt = &slot->ops.dpf;
+    const struct mpce_call *call = &mpce_host_call;
+    CU_ASSERT_FATAL(vt->evalall_range != NULL);
 
     for (unsigned bits = 1; bits <= 18; bits += (bits < 13 ? 3 : 1)) {
         for (unsigned g = 0; g < 2; g++) {
@@ -329,10 +306,10 @@ static void test_dpf_range(void)
             beta[12] &= 0xfe;
             s0[12] &= 0xfe;
             s1[12] &= 0xfe;
-            CU_ASSERT_FATAL(vt->ctx_new(bits, g, kl, kr, &st) == 0);
-            CU_ASSERT_FATAL(vt->gen(st, tu_splitmix64(&rs) & (n - 1), beta, s0, s1, &k0, &k1) ==
-                            0);
-            CU_ASSERT(vt->evalall(st, &k1, all) == 0);
+            CU_ASSERT_FATAL(vt->ctx_new(slot->module->state, bits, g, kl, kr, &st) == 0);
+            CU_ASSERT_FATAL(vt->gen(st, call, tu_splitmix64(&rs) & (n - 1), beta, s0, s1, &k0,
+                                    &k1) == 0);
+            CU_ASSERT(vt->evalall(st, call, &k1, all) == 0);
             /* Slices at odd boundaries, including ones inside a forest. */
             for (int rep = 0; rep < 6; rep++) {
                 uint64_t x0 = tu_splitmix64(&rs) % n, x1 = tu_splitmix64(&rs) % (n + 1);
@@ -344,7 +321,7 @@ static void test_dpf_range(void)
                     x1 = t;
                 }
                 memset(part, PATTERN, n * osz + 1);
-                CU_ASSERT(vt->evalall_range(st, &k1, x0, x1, part) == 0);
+                CU_ASSERT(vt->evalall_range(st, call, &k1, x0, x1, part) == 0);
                 CU_ASSERT(memcmp(part, all + x0 * osz, (x1 - x0) * osz) == 0);
                 CU_ASSERT(part[(x1 - x0) * osz] == PATTERN);
             }
@@ -353,7 +330,6 @@ static void test_dpf_range(void)
             free(part);
         }
     }
-    dlclose(h);
 }
 
 /* ---- features hidden with MPCENGINE_AESNI_DISABLE ------------------------ */
@@ -429,8 +405,7 @@ static int masked_case(int which)
     return masked_child("avx512", ymm_ok, 4, no_zmm, 1, "AVX-512");
 }
 
-/* This program again, in a fresh process: a forked copy would inherit the
- * parent's already-probed CPU features. */
+/* This program again, in a fresh process that sets the mask itself. */
 static int run_child(int which)
 {
     char arg[16];
@@ -451,11 +426,40 @@ static int run_child(int which)
     return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
+/* Whether prg-aesni-vaes512 is usable in an engine made with `flags` while
+ * the mask names VAES: the variable obeys the engine's environment rules. */
+static int vaes512_unmasked(unsigned flags)
+{
+    mpce_options opts = {
+        .struct_size = sizeof opts,
+        .plugin_path = TEST_PLUGIN_PATH,
+        .flags = MPCE_OPT_NO_USER_CONFIG | MPCE_OPT_NO_SYSTEM_CONFIG | flags,
+    };
+    mpce_engine *e = NULL;
+    const mpce_impl_info *rows;
+    size_t n;
+    int ok = mpce_engine_new(&opts, &e) == MPCE_OK && mpce_list(e, 1, &rows, &n) == MPCE_OK;
+    const mpce_impl_info *r = ok ? find_row(rows, n, "prg-aesni-vaes512") : NULL;
+    ok = r != NULL && strcmp(r->selftest, "pass") == 0;
+    mpce_engine_free(e);
+    return ok;
+}
+
 static void test_masked(void)
 {
     if (!__builtin_cpu_supports("aes")) {
         printf("\n  skipped: this CPU lacks AES-NI; the aesni module does not load here\n");
         return;
+    }
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("vaes")) {
+        /* Ignored where every MPCENGINE_* variable is: with MPCE_OPT_NO_ENV,
+         * and in root and setuid processes. */
+        setenv("MPCENGINE_AESNI_DISABLE", "vaes", 1);
+        CU_ASSERT(vaes512_unmasked(MPCE_OPT_NO_ENV));
+        if (geteuid() == 0)
+            CU_ASSERT(vaes512_unmasked(0));
+        unsetenv("MPCENGINE_AESNI_DISABLE");
     }
     CU_ASSERT(run_child(0));
     if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("vaes"))
@@ -491,6 +495,13 @@ int main(int argc, char **argv)
 
     if (argc == 3 && strcmp(argv[1], "--masked-child") == 0) {
         child_which = atoi(argv[2]);
+        /* Root ignores MPCENGINE_* variables: the child that needs one runs
+         * as nobody (the build tree stays readable, and root owns it). */
+        if (geteuid() == 0 && (setgroups(0, NULL) != 0 || setgid(65534) != 0 ||
+                               setuid(65534) != 0)) {
+            perror("test_aesni: dropping root for the masked child");
+            return 1;
+        }
         return tu_main("aesni (child)", child);
     }
     return tu_main("aesni", tests);

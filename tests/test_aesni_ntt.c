@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The x86-64 module's NTT implementations against ntt-soft, through the
  * public API: random inputs at every N from 8 to 2^14 (and 2^17 once), one
@@ -11,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/ntt_params.h"
+#include "engine/spec/ntt_params.h"
 #include "testutil.h"
 
 #define MAX_IMPLS 16

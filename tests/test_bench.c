@@ -1,20 +1,25 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Benchmark harness: its statistics, the shape of its results, its peers and
- * refusals, and the command's JSON. Tiny rows and short windows only; no
- * timing is ever asserted (the machines that run this are shared).
+ * Benchmark harness (tools/bench, linked into the mpcengine command): its
+ * statistics, the shape of its results, its peers and refusals, the dispatch
+ * overhead row, asynchronous implementations left to the API rows, and the
+ * command's output. Tiny rows and short windows only; no timing is ever
+ * asserted (the machines that run this are shared).
  */
 #include "config.h"
 
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "engine/bench.h"
 #include "testutil.h"
+#include "tools/bench/bench.h"
 
 #ifndef MPCENGINE_BIN
 #error "MPCENGINE_BIN must name the built command (tests/local.am)"
@@ -174,10 +179,26 @@ static void test_measure(void)
 
 /* ---- rows through the API ------------------------------------------------- */
 
+static size_t start_calls, start_rows, rows_at_start;
+
+static void on_start(size_t count, void *arg)
+{
+    (void)arg;
+    start_calls++;
+    start_rows = count;
+    rows_at_start = n_rows;
+}
+
 static void test_prg_row(void)
 {
     mpce_bench_options o = quick("prg.ecb", "n=64");
+    o.start = on_start;
+    start_calls = 0;
     CU_ASSERT_EQUAL_FATAL(run(&o), MPCE_OK);
+    /* Announced once, with the row count, before any row was reported. */
+    CU_ASSERT_EQUAL(start_calls, 1);
+    CU_ASSERT_EQUAL(start_rows, 1);
+    CU_ASSERT_EQUAL(rows_at_start, 0);
     const struct got_row *soft = row_of("prg-soft-bitslice");
     const struct got_row *evp = row_of("openssl-evp-aes-128-ecb");
     CU_ASSERT_FATAL(soft != NULL && evp != NULL);
@@ -196,6 +217,7 @@ static void test_every_op(void)
     static const char *const cases[][2] = {
         {"prg.mmo", "m=2,n=32"},
         {"prg.ctr", "n=64"},
+        {"prg.dispatch", "n=2"},
         {"ntt.forward", "N=64,B=2,q=61bit"},
         {"ntt.inverse", "N=64,B=2,q=61bit"},
         {"lpn.fold", "logk=6,n=64,chunk=16"},
@@ -280,14 +302,191 @@ static void test_refusals(void)
 static void test_default_rows(void)
 {
     const char *op, *shape;
-    size_t n = 0;
+    size_t n = 0, dispatch = 0;
     struct mpce_bench_shape s;
     while (mpce_bench_default_row(n, &op, &shape) == MPCE_OK) {
         CU_ASSERT_EQUAL(mpce_bench_shape_parse(op, shape, &s), MPCE_OK);
+        if (strcmp(op, "prg.dispatch") == 0 && strcmp(shape, "n=1") == 0)
+            dispatch++;
         n++;
     }
-    CU_ASSERT(n >= 14);
+    CU_ASSERT(n >= 15);
+    CU_ASSERT_EQUAL(n, mpce_bench_default_count());
+    /* make bench reports the dispatch overhead of a one-block call. */
+    CU_ASSERT_EQUAL(dispatch, 1);
     CU_ASSERT_EQUAL(mpce_bench_default_row(n, &op, &shape), MPCE_ERR_ARG);
+}
+
+/* ---- the public API's dispatch overhead ------------------------------------- */
+
+/* What "auto" runs for a one-block ECB call on the test engine. */
+static void auto_ecb(size_t n, char *name, size_t len)
+{
+    uint8_t key[16] = {0};
+    mpce_prg *ctx;
+    const char *got;
+    CU_ASSERT_EQUAL_FATAL(mpce_prg_new(tu_engine(0), key, 1, &ctx), MPCE_OK);
+    CU_ASSERT_EQUAL_FATAL(mpce_prg_resolve(ctx, NULL, "prg.ecb", n, &got), MPCE_OK);
+    snprintf(name, len, "%s", got);
+    mpce_prg_free(ctx);
+}
+
+static void check_dispatch_rows(const char *shape, const char *impl)
+{
+    const struct got_row *direct = row_of("direct"), *api = row_of("api");
+    CU_ASSERT_FATAL(direct != NULL && api != NULL);
+    CU_ASSERT(!direct->skipped && !api->skipped);
+    CU_ASSERT_STRING_EQUAL(api->op, "prg.dispatch");
+    CU_ASSERT_STRING_EQUAL(api->shape, shape);
+    CU_ASSERT_STRING_EQUAL(api->unit, "ns/call");
+    CU_ASSERT_STRING_EQUAL(direct->unit, "ns/call");
+    /* direct is the api row's baseline; direct has none of its own. */
+    CU_ASSERT(api->has_baseline);
+    CU_ASSERT_STRING_EQUAL(api->baseline, "direct");
+    CU_ASSERT(!direct->has_baseline);
+    /* The rate is the time per call in ns. */
+    CU_ASSERT(fabs(api->rate - api->median * 1e9) <= 1e-9 * api->rate);
+    /* The overhead in ns per call, and the implementation the call ran. */
+    CU_ASSERT(strstr(api->note, "ns/call") != NULL);
+    CU_ASSERT(strstr(api->note, " ns)") != NULL);
+    CU_ASSERT(strstr(api->note, impl) != NULL);
+    CU_ASSERT(strstr(direct->note, impl) != NULL);
+    if (strstr(api->note, impl) == NULL)
+        fprintf(stderr, "  note was: %s (expected %s)\n", api->note, impl);
+    check_rows();
+}
+
+static void test_dispatch_row(void)
+{
+    char impl[96];
+    auto_ecb(1, impl, sizeof(impl));
+    mpce_bench_options o = quick("prg.dispatch", "n=1");
+    CU_ASSERT_EQUAL_FATAL(run(&o), MPCE_OK);
+    CU_ASSERT_EQUAL(n_rows, 2);
+    check_dispatch_rows("n=1", impl);
+    CU_ASSERT(strstr(row_of("api")->note, "\"auto\" resolved to") != NULL);
+    /* Other small counts too. */
+    auto_ecb(16, impl, sizeof(impl));
+    o = quick("prg.dispatch", "n=16");
+    CU_ASSERT_EQUAL_FATAL(run(&o), MPCE_OK);
+    check_dispatch_rows("n=16", impl);
+    /* An implementation named: that one, through the named route. */
+    o = quick("prg.dispatch", "n=1");
+    o.impl = "prg-soft-bitslice";
+    CU_ASSERT_EQUAL_FATAL(run(&o), MPCE_OK);
+    check_dispatch_rows("n=1", "prg-soft-bitslice");
+    CU_ASSERT(strstr(row_of("api")->note, "named prg-soft-bitslice") != NULL);
+    /* Selected by op alone: its default row. */
+    o = quick("prg.dispatch", NULL);
+    CU_ASSERT_EQUAL_FATAL(run(&o), MPCE_OK);
+    CU_ASSERT_PTR_NOT_NULL(row_of("api"));
+    CU_ASSERT_STRING_EQUAL(rows[0].shape, "n=1");
+    /* Small calls only, and never split over threads. */
+    o = quick("prg.dispatch", "n=0");
+    TU_ASSERT_ERROR(run(&o), MPCE_ERR_ARG, "out of range");
+    o = quick("prg.dispatch", "n=1048576");
+    TU_ASSERT_ERROR(run(&o), MPCE_ERR_ARG, "out of range");
+    o = quick("prg.dispatch", "n=1,threads=2");
+    TU_ASSERT_ERROR(run(&o), MPCE_ERR_ARG, "unknown key");
+    o = quick("prg.dispatch", "n=1");
+    o.impl = "ntt-soft"; /* known, but not a PRG */
+    TU_ASSERT_ERROR(run(&o), MPCE_ERR_ARG, "no candidate");
+}
+
+/* ---- asynchronous implementations --------------------------------------------- */
+
+/* The emulated device's module (tests/modules), built by make check next to
+ * the command: MPCENGINE_BIN is $(abs_top_builddir)/tools/mpcengine. */
+static int emudev_path(char *buf, size_t len)
+{
+    const char *bin = MPCENGINE_BIN;
+    const char *tail = "tools/mpcengine";
+    size_t n = strlen(bin), t = strlen(tail);
+    if (n < t || strcmp(bin + n - t, tail) != 0)
+        return -1;
+    snprintf(buf, len, "%.*stests/modules/.libs/mod_emudev.so", (int)(n - t), bin);
+    return access(buf, R_OK) == 0 ? 0 : -1;
+}
+
+/* A copy of file `from` at `to` (the loader takes no symbolic links). */
+static int copy_file(const char *from, const char *to)
+{
+    FILE *in = fopen(from, "rb");
+    if (!in)
+        return -1;
+    int fd = open(to, O_WRONLY | O_CREAT | O_EXCL, 0755);
+    FILE *out = fd >= 0 ? fdopen(fd, "wb") : NULL;
+    if (!out) {
+        if (fd >= 0)
+            close(fd);
+        fclose(in);
+        return -1;
+    }
+    char buf[65536];
+    size_t n;
+    int rc = 0;
+    while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
+        if (fwrite(buf, 1, n, out) != n)
+            rc = -1;
+    if (ferror(in))
+        rc = -1;
+    fclose(in);
+    if (fclose(out) != 0)
+        rc = -1;
+    return rc;
+}
+
+static void test_async_left_to_api(void)
+{
+    char so[PATH_MAX], dir[PATH_MAX], copy[PATH_MAX + 32];
+    if (emudev_path(so, sizeof(so)) != 0) {
+        printf("skipped: %s not built (make check builds it) ", so);
+        return;
+    }
+    /* A directory holding only the emulated device's module. */
+    const char *tmp = getenv("TMPDIR");
+    snprintf(dir, sizeof(dir), "%s/mpce-bench-emu-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    CU_ASSERT_FATAL(mkdtemp(dir) != NULL);
+    snprintf(copy, sizeof(copy), "%s/mod_emudev.so", dir);
+    CU_ASSERT_FATAL(copy_file(so, copy) == 0);
+    mpce_options opts = {
+        .struct_size = sizeof(opts),
+        .plugin_path = dir,
+        .flags = MPCE_OPT_NO_USER_CONFIG | MPCE_OPT_NO_ENV | MPCE_OPT_NO_SYSTEM_CONFIG,
+    };
+    mpce_engine *e = NULL;
+    CU_ASSERT_EQUAL_FATAL(mpce_engine_new(&opts, &e), MPCE_OK);
+
+    /* Not timed through its op table: a skipped row pointing at the API rows. */
+    mpce_bench_options o = quick("ntt.forward", "N=64,B=2,q=61bit");
+    n_rows = 0;
+    CU_ASSERT_EQUAL(mpce_bench_run(e, &o, collect, NULL), MPCE_OK);
+    const struct got_row *g = row_of("ntt-emudev");
+    CU_ASSERT_FATAL(g != NULL);
+    CU_ASSERT(g->skipped);
+    CU_ASSERT(strstr(g->note, "MPCE_IMPL_ASYNC") != NULL);
+    CU_ASSERT(strstr(g->note, "API rows") != NULL);
+    CU_ASSERT_PTR_NOT_NULL(row_of("ntt-soft"));
+    CU_ASSERT(!row_of("ntt-soft")->skipped);
+    check_rows();
+
+    /* The API rows measure it. */
+    o = quick("ntt.forward", "N=64,B=2,q=61bit,threads=2");
+    o.impl = "ntt-emudev";
+    n_rows = 0;
+    CU_ASSERT_EQUAL(mpce_bench_run(e, &o, collect, NULL), MPCE_OK);
+    CU_ASSERT_EQUAL(n_rows, 2);
+    for (size_t i = 0; i < n_rows; i++) {
+        CU_ASSERT_STRING_EQUAL(rows[i].impl, "ntt-emudev");
+        CU_ASSERT(!rows[i].skipped);
+        if (rows[i].skipped)
+            fprintf(stderr, "  note was: %s\n", rows[i].note);
+    }
+    check_rows();
+
+    mpce_engine_free(e);
+    unlink(copy);
+    rmdir(dir);
 }
 
 /* ---- peers ---------------------------------------------------------------- */
@@ -577,10 +776,83 @@ static void test_cli_json(void)
     const char *table[] = {"--op", "prg.ecb", "--shape", "n=64", "--rounds", "1",
                            "--window-ms", "1", NULL};
     CU_ASSERT_EQUAL(command(table, &out, &err), 0);
-    CU_ASSERT(strncmp(out, "OP ", 3) == 0);
+    /* What is coming and on which CPU, then the table. */
+    CU_ASSERT(strncmp(out, "bench: 1 row, CPU ", 18) == 0);
+    const char *second = strchr(out, '\n');
+    CU_ASSERT_FATAL(second != NULL);
+    CU_ASSERT(strncmp(second + 1, "OP ", 3) == 0);
     CU_ASSERT(strstr(out, "prg-soft-bitslice") != NULL);
     free(out);
     free(err);
+
+    /* The dispatch row, with its baseline and its note. */
+    const char *disp[] = {"--json", "--op", "prg.dispatch", "--rounds", "2", "--window-ms", "1",
+                          NULL};
+    CU_ASSERT_EQUAL(command(disp, &out, &err), 0);
+    CU_ASSERT_EQUAL(parse_rows(out, &n), 0);
+    CU_ASSERT_EQUAL(n, 2);
+    CU_ASSERT(strstr(out, "\"impl\": \"api\"") != NULL);
+    CU_ASSERT(strstr(out, "\"baseline\": \"direct\"") != NULL);
+    CU_ASSERT(strstr(out, "\"unit\": \"ns/call\"") != NULL);
+    CU_ASSERT(strstr(out, "dispatch overhead") != NULL);
+    /* The first line went to stderr: stdout is only the JSON array. */
+    CU_ASSERT(strncmp(err, "bench: 1 row, CPU ", 18) == 0);
+    free(out);
+    free(err);
+}
+
+/* The first line comes at once, also through a pipe: read it while the
+ * command is still measuring a row that takes a minute, then stop it. */
+static void test_cli_first_line(void)
+{
+    int fds[2];
+    CU_ASSERT_FATAL(pipe(fds) == 0);
+    const char *argv[16];
+    size_t n = 0;
+    argv[n++] = MPCENGINE_BIN;
+    argv[n++] = "bench";
+    argv[n++] = "--op";
+    argv[n++] = "prg.ecb";
+    argv[n++] = "--shape";
+    argv[n++] = "n=64";
+    argv[n++] = "--rounds";
+    argv[n++] = "64";
+    argv[n++] = "--window-ms";
+    argv[n++] = "200";
+    if (TEST_PLUGIN_PATH[0]) {
+        argv[n++] = "--plugin-path";
+        argv[n++] = TEST_PLUGIN_PATH;
+    }
+    argv[n] = NULL;
+    posix_spawn_file_actions_t fa;
+    CU_ASSERT_FATAL(posix_spawn_file_actions_init(&fa) == 0);
+    posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
+    posix_spawn_file_actions_addclose(&fa, fds[0]);
+    posix_spawn_file_actions_addclose(&fa, fds[1]);
+    pid_t pid;
+    CU_ASSERT_FATAL(posix_spawn(&pid, MPCENGINE_BIN, &fa, NULL, (char *const *)argv, environ) ==
+                    0);
+    posix_spawn_file_actions_destroy(&fa);
+    close(fds[1]);
+    char line[512];
+    size_t got = 0;
+    while (got + 1 < sizeof(line)) {
+        ssize_t r = read(fds[0], line + got, 1);
+        if (r != 1 || line[got] == '\n')
+            break;
+        got++;
+    }
+    line[got] = '\0';
+    int status;
+    /* Still running: the line did not wait for the end (at least 64 rounds
+     * of 3 windows of 200 ms each for each of the row's candidates). */
+    CU_ASSERT_EQUAL(waitpid(pid, &status, WNOHANG), 0);
+    CU_ASSERT(strncmp(line, "bench: 1 row, CPU ", 18) == 0);
+    if (strncmp(line, "bench: 1 row, CPU ", 18) != 0)
+        fprintf(stderr, "  first line was: %s\n", line);
+    kill(pid, SIGTERM);
+    CU_ASSERT(waitpid(pid, &status, 0) == pid);
+    close(fds[0]);
 }
 
 static void test_cli_refusals(void)
@@ -617,10 +889,13 @@ int main(void)
         {"thread scaling: threads=T against threads=1", test_threads_row},
         {"--impl keeps the baseline; unknown names refused", test_impl_filter},
         {"unknown ops, keys and values refused with a message", test_refusals},
-        {"the default rows parse", test_default_rows},
+        {"the default rows parse and include prg.dispatch n=1", test_default_rows},
+        {"prg.dispatch: api against direct, overhead in the note", test_dispatch_row},
+        {"asynchronous implementations: skipped directly, API rows", test_async_left_to_api},
         {"caller peers, and an unavailable baseline peer", test_peers},
         {"the JSON checker itself", test_json_reader},
         {"mpcengine bench --json parses; the table prints", test_cli_json},
+        {"mpcengine bench prints its first line at once, piped", test_cli_first_line},
         {"mpcengine bench refuses bad options with exit 2", test_cli_refusals},
         {NULL, NULL},
     };

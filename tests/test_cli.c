@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The mpcengine command, driven as a user would: every subcommand on files
  * in a scratch directory, its outputs checked against the known-answer
@@ -18,7 +19,7 @@
 
 #include <openssl/evp.h>
 
-#include "engine/kat.h"
+#include "engine/verify/kat.h"
 #include "testutil.h"
 
 #ifndef MPCENGINE_BIN
@@ -398,9 +399,13 @@ static void test_list(void)
     CU_ASSERT(end > s && end[-1] == ']');
     CU_ASSERT(strstr(out_text, "\"prg-soft-bitslice\"") != NULL);
     CU_ASSERT(strstr(out_text, "\"selftest\": \"pass\"") != NULL);
+    CU_ASSERT(strstr(out_text, "\"class\": \"portable\"") != NULL);
+    CU_ASSERT(strstr(out_text, "\"memory\": \"host\"") != NULL);
 
     CU_ASSERT_EQUAL(CLI("list"), 0);
     CU_ASSERT(strstr(out_text, "IMPL") != NULL);
+    CU_ASSERT(strstr(out_text, "CLASS") != NULL);
+    CU_ASSERT(strstr(out_text, "MEMORY") != NULL);
     CU_ASSERT(strstr(out_text, "prg-soft-bitslice") != NULL);
     CU_ASSERT(strstr(out_text, "dpf-soft") != NULL);
 
@@ -792,6 +797,46 @@ static void test_bad_usage(void)
     assert_refused(CLI("list", "--json=yes"), 2, "mpcengine list: ", NULL, NULL);
 }
 
+/* mpcengine config: files, settings with their sources, and the routes. */
+static void test_config(void)
+{
+    char where[4300];
+    snprintf(where, sizeof(where), "(%s:2)", conf);
+    CU_ASSERT_EQUAL(CLI("config"), 0);
+    CU_ASSERT(strstr(out_text, conf) != NULL);
+    CU_ASSERT(strstr(out_text, "[engine] user_config = no") != NULL);
+    CU_ASSERT(strstr(out_text, where) != NULL);
+    CU_ASSERT(strstr(out_text, "[engine] strict = no") != NULL);
+    CU_ASSERT(strstr(out_text, "(default)") != NULL);
+    CU_ASSERT(strstr(out_text, "prg.ecb") != NULL);
+    CU_ASSERT(strstr(out_text, "dpf.evalall") != NULL);
+    CU_ASSERT(strstr(out_text, "large") != NULL);
+    CU_ASSERT(strstr(out_text, "priority;") != NULL);
+    CU_ASSERT_EQUAL(CLI("config", "--json"), 0);
+    CU_ASSERT(strstr(out_text, "\"files\": [") != NULL);
+    CU_ASSERT(strstr(out_text, "\"settings\": [") != NULL);
+    CU_ASSERT(strstr(out_text, "\"routes\": [") != NULL);
+    CU_ASSERT(strstr(out_text, "\"size_class\": \"tiny\"") != NULL);
+    assert_refused(CLI("config", "--impl", "prg-soft-bitslice"), 2, "mpcengine config: ",
+                   "--impl", NULL);
+}
+
+/* The library writes nothing itself; the command prints its warnings. */
+static void test_warnings_printed(void)
+{
+    char odd[4300];
+    snprintf(odd, sizeof(odd), "%s/odd.conf", dir);
+    FILE *f = fopen(odd, "w");
+    CU_ASSERT_FATAL(f != NULL);
+    fputs("[engine]\nuser_config = no\nfrobnicate = 1\n", f);
+    fclose(f);
+    const char *args[] = {"list", "--config", odd, NULL};
+    CU_ASSERT_EQUAL(run_argv(args, 0), 0);
+    CU_ASSERT(strstr(err_text, "mpcengine: warning: ") != NULL);
+    CU_ASSERT(strstr(err_text, "odd.conf:3: unknown key 'frobnicate'") != NULL);
+    unlink(odd);
+}
+
 static void test_engine_refusals(void)
 {
     uint8_t buf[64] = {0};
@@ -854,6 +899,8 @@ static const struct tu_test tests[] = {
     {"bad_values", test_bad_values},
     {"bad_usage", test_bad_usage},
     {"engine_refusals", test_engine_refusals},
+    {"config", test_config},
+    {"warnings_printed", test_warnings_printed},
     {NULL, NULL},
 };
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Configuration: one test per class of malformed input (each error names
  * the file, line, section and key), overrides, layering and policy.
@@ -10,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "engine/conf.h"
+#include "engine/runtime/conf.h"
 #include "tests/testutil.h"
 
 static const unsigned quiet_flags = MPCE_OPT_NO_USER_CONFIG | MPCE_OPT_NO_ENV |
@@ -72,16 +73,85 @@ static void test_bad_boolean(void)
     drop(path);
 }
 
+/* What the log callback received. */
+struct log_capture {
+    char text[4096];
+    unsigned warnings;
+    int plugin_named;
+};
+
+static void capture_log(void *arg, mpce_log_level level, const char *plugin,
+                        const char *message)
+{
+    struct log_capture *c = arg;
+    size_t used = strlen(c->text);
+    snprintf(c->text + used, sizeof(c->text) - used, "%s\n", message);
+    c->warnings += level == MPCE_LOG_WARNING;
+    c->plugin_named |= plugin != NULL;
+}
+
+/* Bytes the process wrote to fd 2 while fn ran. */
+static size_t stderr_bytes_during(void (*fn)(void *), void *arg)
+{
+    char path[] = "/tmp/mpce-stderr-XXXXXX";
+    int fd = mkstemp(path);
+    CU_ASSERT_FATAL(fd >= 0);
+    fflush(stderr);
+    int saved = dup(2);
+    dup2(fd, 2);
+    fn(arg);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    struct stat sb;
+    fstat(fd, &sb);
+    close(fd);
+    unlink(path);
+    return (size_t)sb.st_size;
+}
+
+struct warn_run {
+    char *conf;
+    struct log_capture *log;
+    mpce_status st;
+};
+
+static void make_and_free(void *arg)
+{
+    struct warn_run *w = arg;
+    mpce_options opts = {.struct_size = sizeof(opts), .config_path = w->conf,
+                         .flags = quiet_flags & ~MPCE_OPT_NO_PLUGINS,
+                         .plugin_path = "/nonexistent/mpce-plugins",
+                         .log = w->log ? capture_log : NULL, .log_arg = w->log};
+    mpce_engine *e = NULL;
+    w->st = mpce_engine_new(&opts, &e);
+    if (w->st == MPCE_OK)
+        w->st = tu_ecb_fips_c1(e, NULL);
+    mpce_engine_free(e);
+}
+
+/* Unknown keys and sections, and a missing plugin directory, are warnings
+ * that name the file and line; they reach the log callback and nothing
+ * reaches the process's stderr, with or without a callback. */
 static void test_unknown_key_warns(void)
 {
-    mpce_engine *e;
-    CU_ASSERT_EQUAL(engine_from("[engine]\nfrobnicate = 1\n[nosuchsection]\nx = 1\n"
-                                "[plugin.aesni]\ncolour = red\n",
-                                quiet_flags, &e, NULL),
-                    MPCE_OK);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(e);
-    CU_ASSERT_EQUAL(tu_ecb_fips_c1(e, NULL), MPCE_OK);
-    mpce_engine_free(e);
+    struct log_capture log = {{0}, 0, 0};
+    struct warn_run w = {tu_write_temp("[engine]\nfrobnicate = 1\n[nosuchsection]\nx = 1\n"
+                                       "[plugin.aesni]\ncolour = red\n"),
+                         &log, MPCE_ERR_STATE};
+    CU_ASSERT_EQUAL(stderr_bytes_during(make_and_free, &w), 0);
+    CU_ASSERT_EQUAL(w.st, MPCE_OK);
+    CU_ASSERT_EQUAL(log.warnings, 4);
+    CU_ASSERT_PTR_NOT_NULL(strstr(log.text, ":2: unknown key 'frobnicate' in [engine]"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(log.text, ":3: unknown section [nosuchsection]"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(log.text, ":6: unknown key 'colour' in [plugin.aesni]"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(log.text, "/nonexistent/mpce-plugins"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(log.text, w.conf));
+    CU_ASSERT_FALSE(log.plugin_named);
+    w.log = NULL;
+    CU_ASSERT_EQUAL(stderr_bytes_during(make_and_free, &w), 0);
+    CU_ASSERT_EQUAL(w.st, MPCE_OK);
+    drop(w.conf);
 }
 
 static void test_pin_unknown_impl(void)
@@ -94,9 +164,9 @@ static void test_pin_unknown_impl(void)
     TU_ASSERT_ERROR(tu_ecb_fips_c1(e, NULL), MPCE_ERR_NOIMPL, "[pins] prg = prg-nosuch");
     CU_ASSERT(tu_error_mentions("unknown implementation"));
     expect_mentions_path(path);
-    CU_ASSERT_PTR_NULL(mpce_resolve(e, MPCE_PRIM_PRG));
+    CU_ASSERT_PTR_NULL(tu_auto(e, "prg.ecb", NULL));
     /* Other primitives are unaffected; a named call bypasses the pin. */
-    CU_ASSERT_STRING_EQUAL(mpce_resolve(e, MPCE_PRIM_NTT), "ntt-soft");
+    CU_ASSERT_STRING_EQUAL(tu_auto(e, "ntt.forward", NULL), "ntt-soft");
     CU_ASSERT_EQUAL(tu_ecb_fips_c1(e, "prg-soft-bitslice"), MPCE_OK);
     mpce_engine_free(e);
     drop(path);
@@ -124,9 +194,105 @@ static void test_pin_explicit(void)
     CU_ASSERT_EQUAL_FATAL(engine_from("[pins]\nprg = prg-soft-bitslice\nntt = auto\n",
                                       quiet_flags, &e, NULL),
                           MPCE_OK);
-    CU_ASSERT_STRING_EQUAL(mpce_resolve(e, MPCE_PRIM_PRG), "prg-soft-bitslice");
+    CU_ASSERT_STRING_EQUAL(tu_auto(e, "prg.ecb", NULL), "prg-soft-bitslice");
     CU_ASSERT_EQUAL(tu_ecb_fips_c1(e, NULL), MPCE_OK);
     mpce_engine_free(e);
+}
+
+/* Pins per operation and per size class: the most specific key decides,
+ * and the routes say which pin did. */
+static void test_pin_classes(void)
+{
+    mpce_engine *e;
+    char *path;
+    CU_ASSERT_EQUAL_FATAL(engine_from("[engine]\nallow_variable_time = yes\n"
+                                      "[pins]\nprg = prg-soft-bitslice\n"
+                                      "prg.ctr = prg-soft-ttable\n"
+                                      "prg.ctr.large = prg-soft-bitslice\n"
+                                      "DPF.Eval.Tiny = dpf-soft\n",
+                                      quiet_flags, &e, &path),
+                          MPCE_OK);
+    CU_ASSERT_STRING_EQUAL(tu_auto(e, "prg.ecb", "tiny"), "prg-soft-bitslice");
+    CU_ASSERT_STRING_EQUAL(tu_auto(e, "prg.ctr", "tiny"), "prg-soft-ttable");
+    CU_ASSERT_STRING_EQUAL(tu_auto(e, "prg.ctr", "medium"), "prg-soft-ttable");
+    CU_ASSERT_STRING_EQUAL(tu_auto(e, "prg.ctr", "large"), "prg-soft-bitslice");
+    CU_ASSERT_STRING_EQUAL(tu_auto(e, "dpf.eval", "tiny"), "dpf-soft");
+    const mpce_route_info *rows;
+    size_t n;
+    CU_ASSERT_FATAL(mpce_routes(e, &rows, &n) == MPCE_OK);
+    int checked = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(rows[i].op, "prg.ctr") == 0 && strcmp(rows[i].size_class, "large") == 0) {
+            CU_ASSERT_PTR_NOT_NULL(strstr(rows[i].source, "[pins] prg.ctr.large"));
+            CU_ASSERT_PTR_NOT_NULL(strstr(rows[i].source, path));
+            checked++;
+        }
+        if (strcmp(rows[i].op, "ntt.mul") == 0) {
+            CU_ASSERT_STRING_EQUAL(rows[i].source, "priority");
+            checked++;
+        }
+    }
+    CU_ASSERT_EQUAL(checked, 5);
+    /* Through the API: the same choice per call, and the resolve call agrees. */
+    static const uint8_t key[16];
+    mpce_prg *prg;
+    const char *name;
+    CU_ASSERT_FATAL(mpce_prg_new(e, key, 1, &prg) == MPCE_OK);
+    CU_ASSERT_EQUAL(mpce_prg_resolve(prg, NULL, "prg.ctr", 10, &name), MPCE_OK);
+    CU_ASSERT_STRING_EQUAL(name, "prg-soft-ttable");
+    CU_ASSERT_EQUAL(mpce_prg_resolve(prg, NULL, "prg.ctr", 1u << 20, &name), MPCE_OK);
+    CU_ASSERT_STRING_EQUAL(name, "prg-soft-bitslice");
+    CU_ASSERT_EQUAL(mpce_prg_resolve(prg, "prg-soft-ttable", "prg.ecb", 1, &name), MPCE_OK);
+    CU_ASSERT_STRING_EQUAL(name, "prg-soft-ttable");
+    TU_ASSERT_ERROR(mpce_prg_resolve(prg, NULL, "ntt.forward", 1, &name), MPCE_ERR_ARG,
+                    "not a PRG operation");
+    mpce_prg_free(prg);
+    mpce_engine_free(e);
+    drop(path);
+    /* Malformed keys name what is accepted. */
+    TU_ASSERT_ERROR(engine_from("[pins]\nprg.fft = auto\n", quiet_flags, &e, NULL),
+                    MPCE_ERR_CONFIG, "ecb mmo ctr");
+    TU_ASSERT_ERROR(engine_from("[pins]\nprg.ecb.huge = auto\n", quiet_flags, &e, NULL),
+                    MPCE_ERR_CONFIG, "tiny, small, medium or large");
+    TU_ASSERT_ERROR(engine_from("[pins]\nntt.ctx_new = ntt-soft\n", quiet_flags, &e, NULL),
+                    MPCE_ERR_CONFIG, "forward inverse mul");
+}
+
+/* mpce_config_info: the files read and where each setting came from. */
+static void test_config_info(void)
+{
+    mpce_engine *e;
+    char *path;
+    CU_ASSERT_EQUAL_FATAL(engine_from("# x\n[engine]\nthreads = 2\n[pins]\nlpn = lpn-soft\n",
+                                      quiet_flags, &e, &path),
+                          MPCE_OK);
+    const char *const *files;
+    const mpce_setting_info *set;
+    size_t nfiles, nset;
+    CU_ASSERT_FATAL(mpce_config_info(e, &files, &nfiles, &set, &nset) == MPCE_OK);
+    CU_ASSERT_EQUAL(nfiles, 1);
+    CU_ASSERT_STRING_EQUAL(files[0], path);
+    char want[4200];
+    int seen = 0;
+    for (size_t i = 0; i < nset; i++) {
+        if (strcmp(set[i].key, "threads") == 0) {
+            snprintf(want, sizeof(want), "%s:3", path);
+            CU_ASSERT_STRING_EQUAL(set[i].value, "2");
+            CU_ASSERT_STRING_EQUAL(set[i].source, want);
+            seen |= 1;
+        } else if (strcmp(set[i].section, "pins") == 0 && strcmp(set[i].key, "lpn") == 0) {
+            snprintf(want, sizeof(want), "%s:5", path);
+            CU_ASSERT_STRING_EQUAL(set[i].source, want);
+            seen |= 2;
+        } else if (strcmp(set[i].key, "strict") == 0) {
+            CU_ASSERT_STRING_EQUAL(set[i].value, "no");
+            CU_ASSERT_STRING_EQUAL(set[i].source, "default");
+            seen |= 4;
+        }
+    }
+    CU_ASSERT_EQUAL(seen, 7);
+    mpce_engine_free(e);
+    drop(path);
 }
 
 static void test_force_env(void)
@@ -141,11 +307,11 @@ static void test_force_env(void)
         /* Root ignores environment overrides. */
         CU_ASSERT_EQUAL(st, MPCE_OK);
         if (e)
-            CU_ASSERT_STRING_EQUAL(mpce_resolve(e, MPCE_PRIM_PRG), "prg-soft-bitslice");
+            CU_ASSERT_STRING_EQUAL(tu_auto(e, "prg.ecb", NULL), "prg-soft-bitslice");
     } else {
         CU_ASSERT_EQUAL(st, MPCE_ERR_CONFIG);
         CU_ASSERT(tu_error_mentions("MPCENGINE_FORCE"));
-        CU_ASSERT(tu_error_mentions("PRIMITIVE:IMPLEMENTATION"));
+        CU_ASSERT(tu_error_mentions("KEY:IMPLEMENTATION"));
     }
     mpce_engine_free(e);
     e = NULL;
@@ -265,9 +431,9 @@ static void test_layering(void)
     /* Key by key: the later file wins where it speaks, the earlier elsewhere. */
     CU_ASSERT_EQUAL(cfg.allow_variable_time, 0);
     CU_ASSERT_EQUAL(cfg.strict, 1);
-    CU_ASSERT_PTR_NULL(cfg.pin[MPCE_PRIM_PRG]);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(cfg.pin[MPCE_PRIM_NTT]);
-    CU_ASSERT_STRING_EQUAL(cfg.pin[MPCE_PRIM_NTT], "ntt-soft");
+    CU_ASSERT_PTR_NULL(mpce_config_pin(&cfg, "prg.ecb", 0));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mpce_config_pin(&cfg, "ntt.forward", 3));
+    CU_ASSERT_STRING_EQUAL(mpce_config_pin(&cfg, "ntt.forward", 3)->name, "ntt-soft");
     CU_ASSERT_EQUAL(cfg.n_files, 2);
     /* A missing default layer is fine, a missing named one is not. */
     CU_ASSERT_EQUAL(mpce_config_read_file(&cfg, "/nonexistent/a.conf", 0, NULL), MPCE_OK);
@@ -324,7 +490,7 @@ static void test_allow_variable_time(void)
                     "allow_variable_time = yes");
     CU_ASSERT_EQUAL(tu_ecb_fips_c1(relaxed, "prg-soft-ttable"), MPCE_OK);
     /* Still never chosen by "auto" over the constant-time default. */
-    const char *chosen = mpce_resolve(relaxed, MPCE_PRIM_PRG);
+    const char *chosen = tu_auto(relaxed, "prg.ecb", NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(chosen);
     CU_ASSERT_STRING_NOT_EQUAL(chosen, "prg-soft-ttable");
     CU_ASSERT(tu_impl_flags(relaxed, chosen) & MPCE_IMPL_CONSTANT_TIME);
@@ -398,11 +564,13 @@ int main(void)
     static const struct tu_test tests[] = {
         {"syntax error names file and line", test_syntax_error},
         {"bad boolean", test_bad_boolean},
-        {"unknown key warns only", test_unknown_key_warns},
+        {"unknown keys: warnings to the log callback, none to stderr", test_unknown_key_warns},
         {"pin of an unknown implementation", test_pin_unknown_impl},
         {"pin of another primitive's implementation", test_pin_wrong_primitive},
         {"pin of an unknown primitive", test_pin_unknown_primitive},
         {"explicit pin", test_pin_explicit},
+        {"pins per operation and size class", test_pin_classes},
+        {"effective settings and their sources", test_config_info},
         {"MPCENGINE_FORCE", test_force_env},
         {"relative plugin_path", test_relative_plugin_path},
         {"relative plugin_path option", test_relative_plugin_path_option},

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * DPF suite, through the public API only: every dpf.txt record (keys byte
  * for byte, point and full-domain outputs), reconstruction on random keys,
@@ -13,7 +14,7 @@
 
 #include <openssl/evp.h>
 
-#include "engine/kat.h"
+#include "engine/verify/kat.h"
 #include "testutil.h"
 
 #define MAX_IMPLS 16

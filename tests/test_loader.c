@@ -1,7 +1,10 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The module loader: every broken test module is skipped with a reason that
- * names the problem, unsafe files and directories are refused, and the
- * engine keeps computing correctly whatever it was given.
+ * The module loader: every broken test module (tests/modules/mod_variant.c)
+ * is refused with a one-line reason that names the problem, or accepted and
+ * working where the ABI says so; unsafe files and directories are refused;
+ * the loaded bytes are the checked bytes; and the engine keeps computing
+ * correctly whatever it was given.
  */
 #include "config.h"
 
@@ -15,14 +18,17 @@
 
 #include <openssl/sha.h>
 
+#include "engine/runtime/module_file.h"
 #include "tests/testutil.h"
 
 #ifndef TEST_MODULE_DIR
 #error "TEST_MODULE_DIR must name the directory of the built test modules"
 #endif
 
-#define ALL_MODULES "good", "noentry", "abimajor", "abiminor", "short", "dupname", \
-                    "probe", "implprobe", "wrong"
+#define ALL_MODULES                                                                    \
+    "good", "wrong", "noentry", "abimajor", "newminor", "short", "dupname", "probe",        \
+        "implprobe", "nullop", "notiming", "bothtiming", "unknownflag", "priohigh",        \
+        "badclass", "nohost", "oldminor"
 
 static const unsigned private_flags =
     MPCE_OPT_NO_USER_CONFIG | MPCE_OPT_NO_ENV | MPCE_OPT_NO_SYSTEM_CONFIG;
@@ -31,53 +37,20 @@ static const unsigned private_flags =
 
 static char *make_dir(void)
 {
-    const char *tmp = getenv("TMPDIR");
-    char *dir = malloc(4096);
-    CU_ASSERT_FATAL(dir != NULL);
-    snprintf(dir, 4096, "%s/mpce-loader-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    CU_ASSERT_FATAL(mkdtemp(dir) != NULL);
-    CU_ASSERT_FATAL(chmod(dir, 0700) == 0);
-    return dir;
+    return tu_temp_dir();
 }
 
 /* Copy TEST_MODULE_DIR/mod_NAME.so into dir with mode 0755. */
 static void copy_module(const char *dir, const char *name)
 {
-    char src[4096], dst[4096], buf[65536];
+    char src[4096];
     snprintf(src, sizeof(src), "%s/mod_%s.so", TEST_MODULE_DIR, name);
-    snprintf(dst, sizeof(dst), "%s/mod_%s.so", dir, name);
-    int in = open(src, O_RDONLY);
-    if (in < 0) {
-        fprintf(stderr, "cannot open test module %s: build it with `make check`\n", src);
-        CU_FAIL_FATAL("test module missing");
-    }
-    int out = open(dst, O_WRONLY | O_CREAT | O_TRUNC, 0755);
-    CU_ASSERT_FATAL(out >= 0);
-    ssize_t n;
-    while ((n = read(in, buf, sizeof(buf))) > 0)
-        CU_ASSERT_FATAL(write(out, buf, (size_t)n) == n);
-    close(in);
-    close(out);
-    CU_ASSERT_FATAL(chmod(dst, 0755) == 0);
+    free(tu_copy_into(src, dir, 0755));
 }
 
 static void remove_dir(char *dir)
 {
-    chmod(dir, 0700);
-    DIR *d = opendir(dir);
-    if (d) {
-        struct dirent *ent;
-        while ((ent = readdir(d)) != NULL) {
-            if (strcmp(ent->d_name, ".") == 0 || strcmp(ent->d_name, "..") == 0)
-                continue;
-            char path[4096];
-            snprintf(path, sizeof(path), "%s/%s", dir, ent->d_name);
-            unlink(path);
-        }
-        closedir(d);
-    }
-    rmdir(dir);
-    free(dir);
+    tu_remove_dir(dir);
 }
 
 static mpce_engine *engine_with(const char *dir, const char *config_text)
@@ -119,16 +92,35 @@ static const mpce_impl_info *find_row(mpce_engine *e, int run, const char *modul
     return NULL;
 }
 
+/* A reason is one line that says what is wrong. */
+static void expect_reason(const char *what, const char *reason, const char *needle)
+{
+    if (!strstr(reason, needle)) {
+        fprintf(stderr, "  reason for %s: %s (wanted '%s')\n", what, reason, needle);
+        CU_FAIL("skip reason does not name the problem");
+    }
+    CU_ASSERT_PTR_NULL(strchr(reason, '\n'));
+    printf("\n  refused: %s: %s", what, reason);
+}
+
 static void expect_skipped(mpce_engine *e, const char *module, const char *needle)
 {
     const mpce_impl_info *row = find_row(e, 0, module, NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(row);
     CU_ASSERT_STRING_EQUAL(row->selftest, "skipped");
     CU_ASSERT_STRING_EQUAL(row->primitive, "");
-    if (!strstr(row->reason, needle)) {
-        fprintf(stderr, "  reason for %s: %s (wanted '%s')\n", module, row->reason, needle);
-        CU_FAIL("skip reason does not name the problem");
-    }
+    expect_reason(module, row->reason, needle);
+}
+
+/* The module loaded, but its one implementation was refused. */
+static void expect_impl_skipped(mpce_engine *e, const char *module, const char *impl,
+                                const char *needle)
+{
+    const mpce_impl_info *row = find_row(e, 1, module, impl);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(row);
+    CU_ASSERT_STRING_EQUAL(row->selftest, "skipped");
+    expect_reason(impl, row->reason, needle);
+    TU_ASSERT_ERROR(tu_ecb_fips_c1(e, impl), MPCE_ERR_NOIMPL, impl);
 }
 
 /* FIPS-197 C.1 through "auto" (and through impl if given). */
@@ -157,38 +149,150 @@ static void expect_computes(mpce_engine *e)
     CU_ASSERT_EQUAL(tu_ecb_fips_c1(e, "prg-soft-bitslice"), MPCE_OK);
 }
 
-/* One broken module alone in a fresh directory. */
-static void run_single(const char *module, const char *needle)
+/* One broken module alone in a fresh directory; impl NULL: refused as a
+ * whole, else that implementation refused. */
+static void run_single_impl(const char *module, const char *impl, const char *needle)
 {
     char *dir = make_dir();
     copy_module(dir, module);
     mpce_engine *e = engine_with(dir, NULL);
-    expect_skipped(e, module, needle);
+    if (impl)
+        expect_impl_skipped(e, module, impl, needle);
+    else
+        expect_skipped(e, module, needle);
     expect_computes(e);
+    /* "auto" never reaches a refused implementation, for any op or size. */
+    static const char *const ops[] = {"prg.ecb", "prg.mmo", "prg.ctr"};
+    static const char *const sizes[] = {"tiny", "small", "medium", "large"};
+    for (int o = 0; o < 3; o++)
+        for (int z = 0; z < 4; z++)
+            CU_ASSERT_STRING_EQUAL(tu_auto(e, ops[o], sizes[z]), "prg-soft-bitslice");
     mpce_engine_free(e);
     remove_dir(dir);
+}
+
+static void run_single(const char *module, const char *needle)
+{
+    run_single_impl(module, NULL, needle);
 }
 
 /* ---- one test per way of being broken --------------------------------------- */
 
 static void test_no_entry(void)
 {
-    run_single("noentry", "no entry symbol mpce_plugin_entry_v1");
+    run_single("noentry", "no entry symbol mpce_plugin_entry_v2");
 }
 
 static void test_abi_major(void)
 {
-    run_single("abimajor", "built for plugin ABI 2.0");
+    run_single("abimajor", "built for plugin ABI 3.");
 }
 
 static void test_abi_minor(void)
 {
-    run_single("abiminor", "upgrade libmpcengine");
+    run_single("newminor", "newer than this engine's 2.1: upgrade libmpcengine");
 }
 
 static void test_short_struct(void)
 {
-    run_single("short", "too small to hold impls");
+    run_single("short", "descriptor struct_size");
+}
+
+/* The classes the issue found accepted: each is now refused, per
+ * implementation, with the host alive and the rest of the engine working. */
+static void test_null_op(void)
+{
+    run_single_impl("nullop", "prg-test-nullop", "required op prg.ctx_free is NULL");
+    /* The crash that used to follow: a context used with it, then freed. */
+    char *dir = make_dir();
+    copy_module(dir, "nullop");
+    mpce_engine *e = engine_with(dir, NULL);
+    static const uint8_t key[16], in[16];
+    uint8_t out[16];
+    mpce_prg *ctx;
+    CU_ASSERT_FATAL(mpce_prg_new(e, key, 1, &ctx) == MPCE_OK);
+    TU_ASSERT_ERROR(mpce_prg_ecb(ctx, "prg-test-nullop", 0, in, out, 1), MPCE_ERR_NOIMPL,
+                    "skipped");
+    CU_ASSERT_EQUAL(mpce_prg_ecb(ctx, NULL, 0, in, out, 1), MPCE_OK);
+    mpce_prg_free(ctx);
+    mpce_engine_free(e);
+    remove_dir(dir);
+}
+
+static void test_timing_flags(void)
+{
+    /* flags = 0 at priority INT_MAX: refused, so the constant-time policy
+     * cannot fail open, whatever allow_variable_time says. */
+    run_single_impl("notiming", "prg-test-notiming", "neither");
+    run_single_impl("bothtiming", "prg-test-bothtiming", "both");
+    run_single_impl("unknownflag", "prg-test-unknownflag", "unknown bits 0x80000000");
+    char *dir = make_dir();
+    copy_module(dir, "notiming");
+    mpce_engine *e = engine_with(dir, "[engine]\nallow_variable_time = yes\n");
+    CU_ASSERT_STRING_EQUAL(tu_auto(e, "prg.ecb", NULL), "prg-soft-bitslice");
+    mpce_engine_free(e);
+    remove_dir(dir);
+}
+
+static void test_bad_class_and_memory(void)
+{
+    run_single_impl("badclass", "prg-test-badclass", "impl_class 7 is unknown");
+    run_single_impl("nohost", "prg-test-nohost", "must include MPCE_MEM_HOST");
+}
+
+/* Out of its class's range: clamped, said so, and otherwise a working
+ * implementation that ranks at the top of its class, not above all. */
+static void test_priority_clamped(void)
+{
+    char *dir = make_dir();
+    copy_module(dir, "priohigh");
+    mpce_engine *e = engine_with(dir, NULL);
+    const mpce_impl_info *row = find_row(e, 1, "priohigh", "prg-test-priohigh");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(row);
+    CU_ASSERT_STRING_EQUAL(row->selftest, "pass");
+    CU_ASSERT_EQUAL(row->priority, 399);
+    CU_ASSERT_STRING_EQUAL(row->impl_class, "simd");
+    expect_reason("prg-test-priohigh", row->reason, "priority 2147483647 clamped to 399");
+    CU_ASSERT_STRING_EQUAL(tu_auto(e, "prg.ecb", NULL), "prg-test-priohigh");
+    expect_computes(e);
+    mpce_engine_free(e);
+    remove_dir(dir);
+}
+
+/* Built for ABI 2.0: its DPF table ends before evalall_range. It loads,
+ * passes its self-test, and works: full-domain evaluation runs unsplit
+ * through evalall even on an engine that splits calls over threads. */
+static void test_older_minor(void)
+{
+    char *dir = make_dir();
+    copy_module(dir, "oldminor");
+    mpce_engine *e = engine_with(dir, "[engine]\nthreads = 3\n");
+    const mpce_impl_info *row = find_row(e, 1, "oldminor", "dpf-test-oldminor");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(row);
+    CU_ASSERT_STRING_EQUAL(row->selftest, "pass");
+    CU_ASSERT_STRING_EQUAL(row->reason, "");
+    const unsigned bits = 16;
+    mpce_dpf *ctx;
+    mpce_dpf_key *k0, *k1;
+    uint8_t s0[16], s1[16];
+    tu_splitmix_bytes(77, s0, 16);
+    tu_splitmix_bytes(78, s1, 16);
+    CU_ASSERT_FATAL(mpce_dpf_new(e, bits, MPCE_DPF_U64, NULL, NULL, &ctx) == MPCE_OK);
+    CU_ASSERT_FATAL(mpce_dpf_gen_u64(ctx, "dpf-test-oldminor", 12345, 42, s0, s1, &k0, &k1) ==
+                    MPCE_OK);
+    size_t len = ((size_t)1 << bits) * 8;
+    uint8_t *a = malloc(len), *b = malloc(len);
+    CU_ASSERT_FATAL(a && b);
+    CU_ASSERT_EQUAL(mpce_dpf_evalall(ctx, "dpf-test-oldminor", k1, a, len), MPCE_OK);
+    CU_ASSERT_EQUAL(mpce_dpf_evalall(ctx, "dpf-soft", k1, b, len), MPCE_OK);
+    CU_ASSERT(memcmp(a, b, len) == 0);
+    mpce_dpf_key_free(k0);
+    mpce_dpf_key_free(k1);
+    mpce_dpf_free(ctx);
+    free(a);
+    free(b);
+    mpce_engine_free(e);
+    remove_dir(dir);
 }
 
 static void test_duplicate_name(void)
@@ -223,7 +327,7 @@ static void test_wrong_answers(void)
     mpce_engine *e = engine_with(dir, NULL);
     /* Highest priority, but "auto" must never reach it. */
     expect_computes(e);
-    CU_ASSERT_STRING_EQUAL(mpce_resolve(e, MPCE_PRIM_PRG), "prg-soft-bitslice");
+    CU_ASSERT_STRING_EQUAL(tu_auto(e, "prg.ecb", NULL), "prg-soft-bitslice");
     TU_ASSERT_ERROR(tu_ecb_fips_c1(e, "prg-test-wrong"), MPCE_ERR_NOIMPL, "self-test failed");
     const mpce_impl_info *row = find_row(e, 1, "wrong", "prg-test-wrong");
     CU_ASSERT_PTR_NOT_NULL_FATAL(row);
@@ -248,6 +352,8 @@ static void test_good_module(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(row);
     CU_ASSERT_STRING_EQUAL(row->selftest, "pass");
     CU_ASSERT_STRING_EQUAL(row->plugin, "testgood");
+    CU_ASSERT_STRING_EQUAL(row->impl_class, "simd");
+    CU_ASSERT_STRING_EQUAL(row->memory, "host");
     CU_ASSERT_STRING_EQUAL(row->reason, "");
     /* The listing's fingerprint is the SHA-256 of the module file itself. */
     char path[4096], want[65];
@@ -257,7 +363,7 @@ static void test_good_module(void)
     CU_ASSERT_EQUAL(file_sha256_hex(path, want), 0);
     CU_ASSERT_STRING_EQUAL(row->sha256, want);
     /* Priority 200 beats soft's 100. */
-    CU_ASSERT_STRING_EQUAL(mpce_resolve(e, MPCE_PRIM_PRG), "prg-test-good");
+    CU_ASSERT_STRING_EQUAL(tu_auto(e, "prg.ecb", NULL), "prg-test-good");
     size_t passed, failed;
     CU_ASSERT_EQUAL(mpce_selftest(e, "prg-test-good", &passed, &failed), MPCE_OK);
     CU_ASSERT_EQUAL(passed, 1);
@@ -277,7 +383,7 @@ static void test_disabled_plugin(void)
     CU_ASSERT_STRING_EQUAL(row->selftest, "skipped");
     CU_ASSERT_PTR_NOT_NULL(strstr(row->reason, "disabled by"));
     TU_ASSERT_ERROR(tu_ecb_fips_c1(e, "prg-test-good"), MPCE_ERR_NOIMPL, "disabled by");
-    CU_ASSERT_STRING_EQUAL(mpce_resolve(e, MPCE_PRIM_PRG), "prg-soft-bitslice");
+    CU_ASSERT_STRING_EQUAL(tu_auto(e, "prg.ecb", NULL), "prg-soft-bitslice");
     mpce_engine_free(e);
     remove_dir(dir);
 }
@@ -293,7 +399,7 @@ static void expect_mode_refused(mode_t mode, const char *needle)
     CU_ASSERT_FATAL(chmod(path, mode) == 0);
     mpce_engine *e = engine_with(dir, NULL);
     expect_skipped(e, "good", needle);
-    expect_skipped(e, "good", "chmod go-w");
+    expect_skipped(e, "good", "run chmod ");
     TU_ASSERT_ERROR(tu_ecb_fips_c1(e, "prg-test-good"), MPCE_ERR_NOIMPL, "prg-test-good");
     expect_computes(e);
     mpce_engine_free(e);
@@ -341,6 +447,67 @@ static void test_foreign_owner(void)
     remove_dir(dir);
 }
 
+/* A module reached through a symlink whose target sits in a directory
+ * anyone can write: refused, the file is never opened through the link. */
+static void test_symlink_into_writable_dir(void)
+{
+    char *dir = make_dir(), *open_dir = make_dir();
+    copy_module(open_dir, "good");
+    CU_ASSERT_FATAL(chmod(open_dir, 0777) == 0);
+    CU_ASSERT_FATAL(chmod(dir, 0755) == 0);
+    char target[4096], link[4096];
+    snprintf(target, sizeof(target), "%s/mod_good.so", open_dir);
+    snprintf(link, sizeof(link), "%s/mod_good.so", dir);
+    CU_ASSERT_FATAL(symlink(target, link) == 0);
+    mpce_engine *e = engine_with(dir, NULL);
+    expect_skipped(e, "good", "symbolic link");
+    TU_ASSERT_ERROR(tu_ecb_fips_c1(e, "prg-test-good"), MPCE_ERR_NOIMPL, "prg-test-good");
+    expect_computes(e);
+    mpce_engine_free(e);
+    unlink(link);
+    remove_dir(dir);
+    remove_dir(open_dir);
+}
+
+/* The file is replaced after it was checked and hashed, before it is loaded:
+ * what runs is what was checked, and the listing's SHA-256 is of it. */
+static char swap_from[4096], swap_to[4096];
+
+static void swap_hook(const char *path)
+{
+    (void)path;
+    CU_ASSERT(rename(swap_from, swap_to) == 0);
+}
+
+static void test_swap_between_check_and_load(void)
+{
+    char *dir = make_dir();
+    copy_module(dir, "good");
+    copy_module(dir, "wrong");
+    char good[4096], sha_good[65];
+    snprintf(good, sizeof(good), "%s/mod_good.so", dir);
+    CU_ASSERT_FATAL(file_sha256_hex(good, sha_good) == 0);
+    /* Only mod_good.so is scanned: the swap source lives in another name. */
+    snprintf(swap_from, sizeof(swap_from), "%s/mod_wrong.so", dir);
+    snprintf(swap_to, sizeof(swap_to), "%s/mod_good.so", dir);
+    char hidden[4096];
+    snprintf(hidden, sizeof(hidden), "%s/mod_wrong.hidden", dir);
+    CU_ASSERT_FATAL(rename(swap_from, hidden) == 0);
+    snprintf(swap_from, sizeof(swap_from), "%s", hidden);
+    mpce_module_file_test_hook = swap_hook;
+    mpce_engine *e = engine_with(dir, NULL);
+    mpce_module_file_test_hook = NULL;
+    /* On disk now: the wrong module. Loaded: the good one, as checked. */
+    const mpce_impl_info *row = find_row(e, 1, "good", "prg-test-good");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(row);
+    CU_ASSERT_STRING_EQUAL(row->selftest, "pass");
+    CU_ASSERT_STRING_EQUAL(row->sha256, sha_good);
+    CU_ASSERT_PTR_NULL(find_row(e, 0, "good", "prg-test-wrong"));
+    CU_ASSERT_EQUAL(tu_ecb_fips_c1(e, "prg-test-good"), MPCE_OK);
+    mpce_engine_free(e);
+    remove_dir(dir);
+}
+
 static void test_missing_dir(void)
 {
     mpce_engine *e = engine_with("/nonexistent/mpcengine-plugins", NULL);
@@ -358,15 +525,22 @@ static void test_all_in_one_dir(void)
         copy_module(dir, modules[i]);
     mpce_engine *e = engine_with(dir, NULL);
     expect_skipped(e, "noentry", "no entry symbol");
-    expect_skipped(e, "abimajor", "ABI 2.0");
-    expect_skipped(e, "abiminor", "upgrade libmpcengine");
-    expect_skipped(e, "short", "too small to hold impls");
+    expect_skipped(e, "abimajor", "ABI 3.");
+    expect_skipped(e, "newminor", "upgrade libmpcengine");
+    expect_skipped(e, "short", "struct_size");
     expect_skipped(e, "dupname", "duplicate plugin name");
     expect_skipped(e, "probe", "no test device present");
+    expect_impl_skipped(e, "nullop", "prg-test-nullop", "required op");
+    expect_impl_skipped(e, "notiming", "prg-test-notiming", "neither");
+    expect_impl_skipped(e, "bothtiming", "prg-test-bothtiming", "both");
+    expect_impl_skipped(e, "unknownflag", "prg-test-unknownflag", "unknown bits");
+    expect_impl_skipped(e, "badclass", "prg-test-badclass", "impl_class");
+    expect_impl_skipped(e, "nohost", "prg-test-nohost", "MPCE_MEM_HOST");
     expect_computes(e);
     CU_ASSERT_EQUAL(tu_ecb_fips_c1(e, "prg-test-good"), MPCE_OK);
     TU_ASSERT_ERROR(tu_ecb_fips_c1(e, "prg-test-wrong"), MPCE_ERR_NOIMPL, "self-test");
-    CU_ASSERT_STRING_EQUAL(mpce_resolve(e, MPCE_PRIM_PRG), "prg-test-good");
+    /* The clamped one tops its class; the wrong one failed its self-test. */
+    CU_ASSERT_STRING_EQUAL(tu_auto(e, "prg.ecb", NULL), "prg-test-priohigh");
     const mpce_impl_info *good = find_row(e, 1, "good", "prg-test-good");
     const mpce_impl_info *wrong = find_row(e, 0, "wrong", "prg-test-wrong");
     CU_ASSERT_PTR_NOT_NULL_FATAL(good);
@@ -377,7 +551,7 @@ static void test_all_in_one_dir(void)
     TU_ASSERT_ERROR(mpce_selftest(e, NULL, &passed, &failed), MPCE_ERR_SELFTEST,
                     "prg-test-wrong");
     CU_ASSERT_EQUAL(failed, 1);
-    CU_ASSERT(passed >= 6); /* soft's five and prg-test-good */
+    CU_ASSERT(passed >= 8); /* soft's five, good, priohigh and oldminor */
     mpce_engine_free(e);
     remove_dir(dir);
 }
@@ -401,17 +575,25 @@ static mpce_status strict_engine_new(const char *module, mpce_engine **e)
     return st;
 }
 
+/* The full reason: module, implementation and the vector that failed. */
 static void test_strict_wrong_answers(void)
 {
     mpce_engine *e = NULL;
     TU_ASSERT_ERROR(strict_engine_new("wrong", &e), MPCE_ERR_SELFTEST, "prg-test-wrong");
+    CU_ASSERT(tu_error_mentions("mod_wrong.so"));
+    CU_ASSERT(tu_error_mentions("prg.ecb record at prg.txt:"));
+    CU_ASSERT(tu_error_mentions("strict = no"));
     CU_ASSERT_PTR_NULL(e);
 }
 
 static void test_strict_broken_module(void)
 {
     mpce_engine *e = NULL;
-    TU_ASSERT_ERROR(strict_engine_new("abiminor", &e), MPCE_ERR_PLUGIN, "mod_abiminor.so");
+    TU_ASSERT_ERROR(strict_engine_new("newminor", &e), MPCE_ERR_PLUGIN, "mod_newminor.so");
+    CU_ASSERT(tu_error_mentions("upgrade libmpcengine"));
+    CU_ASSERT_PTR_NULL(e);
+    TU_ASSERT_ERROR(strict_engine_new("nullop", &e), MPCE_ERR_PLUGIN, "prg-test-nullop");
+    CU_ASSERT(tu_error_mentions("required op prg.ctx_free is NULL"));
     CU_ASSERT_PTR_NULL(e);
 }
 
@@ -436,6 +618,11 @@ int main(void)
         {"wrong ABI major", test_abi_major},
         {"newer ABI minor", test_abi_minor},
         {"short descriptor", test_short_struct},
+        {"NULL required op", test_null_op},
+        {"missing, double or unknown timing flags", test_timing_flags},
+        {"unknown class, no host memory", test_bad_class_and_memory},
+        {"priority out of its class: clamped", test_priority_clamped},
+        {"older-minor op table loads and works", test_older_minor},
         {"duplicate plugin name", test_duplicate_name},
         {"plugin probe refuses", test_probe_refuses},
         {"implementation probe refuses", test_impl_probe_refuses},
@@ -446,6 +633,8 @@ int main(void)
         {"world-writable module refused", test_world_writable_file},
         {"group-writable directory refused", test_group_writable_dir},
         {"foreign-owned module refused", test_foreign_owner},
+        {"symlink into a writable directory refused", test_symlink_into_writable_dir},
+        {"file swapped between check and load", test_swap_between_check_and_load},
         {"missing plugin directory", test_missing_dir},
         {"all modules in one directory", test_all_in_one_dir},
         {"strict: wrong answers are fatal", test_strict_wrong_answers},

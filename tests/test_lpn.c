@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * LPN fold suite, through the public API only: every lpn.txt record, a
  * differential test against a straightforward reference on OpenSSL's AES,
@@ -11,7 +12,7 @@
 
 #include <openssl/evp.h>
 
-#include "engine/kat.h"
+#include "engine/verify/kat.h"
 #include "testutil.h"
 
 #define MAX_IMPLS 16

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * NTT suite, through the public API only: every ntt.txt record, the roots of
  * each context, inverse(forward(x)) == x over the whole range of N, moduli
@@ -14,7 +15,7 @@
 
 #include <openssl/sha.h>
 
-#include "engine/kat.h"
+#include "engine/verify/kat.h"
 #include "testutil.h"
 
 #define MAX_IMPLS 16

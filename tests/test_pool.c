@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Worker pool suite: large calls split over threads give the bytes of the
  * single-threaded call for every op of every implementation (sizes that are
@@ -13,8 +14,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "engine/engine.h"
-#include "engine/pool.h"
+#include "engine/internal.h"
+#include "engine/runtime/pool.h"
 #include "testutil.h"
 
 #define MAX_IMPLS 16
@@ -554,7 +555,7 @@ static void test_pool_errors(void)
     CU_ASSERT_FATAL(p != NULL);
     for (int round = 0; round < 50; round++) {
         struct fail_job j = {.fail_mask = round % 2 ? 0x2a0u : 0};
-        mpce_error_clear();
+        mpce_error(MPCE_OK, "%s", "");
         int rc = mpce_pool_run(p, 16, fail_slice, &j);
         for (int i = 0; i < 16; i++)
             CU_ASSERT_EQUAL(j.ran[i], 1);

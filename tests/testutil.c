@@ -1,7 +1,11 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Helpers shared by the CUnit suites. */
 #include "config.h"
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <CUnit/Basic.h>
@@ -215,4 +219,77 @@ mpce_status tu_ecb_fips_c1(mpce_engine *e, const char *impl)
         CU_ASSERT(memcmp(out, want, 16) == 0);
     mpce_prg_free(ctx);
     return st;
+}
+
+const char *tu_auto(mpce_engine *engine, const char *op, const char *size_class)
+{
+    const mpce_route_info *rows;
+    size_t n;
+    if (mpce_routes(engine, &rows, &n) != MPCE_OK)
+        return NULL;
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(rows[i].op, op) == 0 &&
+            strcmp(rows[i].size_class, size_class ? size_class : "small") == 0)
+            return rows[i].impl[0] ? rows[i].impl : NULL;
+    return NULL;
+}
+
+char *tu_temp_dir(void)
+{
+    const char *tmp = getenv("TMPDIR");
+    char *dir = malloc(4096);
+    if (!dir)
+        abort();
+    snprintf(dir, 4096, "%s/mpce-test-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(dir) || chmod(dir, 0700) != 0) {
+        perror("tu_temp_dir");
+        abort();
+    }
+    return dir;
+}
+
+char *tu_copy_into(const char *src, const char *dir, unsigned mode)
+{
+    const char *base = strrchr(src, '/');
+    char *dst = malloc(4096);
+    char buf[65536];
+    if (!dst)
+        abort();
+    snprintf(dst, 4096, "%s/%s", dir, base ? base + 1 : src);
+    int in = open(src, O_RDONLY);
+    if (in < 0) {
+        fprintf(stderr, "cannot open %s: build it with `make check`\n", src);
+        abort();
+    }
+    int out = open(dst, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    ssize_t n;
+    while (out >= 0 && (n = read(in, buf, sizeof(buf))) > 0)
+        if (write(out, buf, (size_t)n) != n)
+            abort();
+    if (out < 0 || fchmod(out, (mode_t)mode) != 0) {
+        perror(dst);
+        abort();
+    }
+    close(in);
+    close(out);
+    return dst;
+}
+
+void tu_remove_dir(char *dir)
+{
+    chmod(dir, 0700);
+    DIR *d = opendir(dir);
+    if (d) {
+        struct dirent *ent;
+        while ((ent = readdir(d)) != NULL) {
+            if (strcmp(ent->d_name, ".") == 0 || strcmp(ent->d_name, "..") == 0)
+                continue;
+            char path[4096];
+            snprintf(path, sizeof(path), "%s/%s", dir, ent->d_name);
+            unlink(path);
+        }
+        closedir(d);
+    }
+    rmdir(dir);
+    free(dir);
 }

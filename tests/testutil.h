@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Helpers shared by the CUnit suites. */
 #ifndef MPCE_TESTUTIL_H
 #define MPCE_TESTUTIL_H
@@ -9,7 +10,7 @@
 
 #include <CUnit/CUnit.h>
 
-#include "engine/kat.h"
+#include "engine/verify/kat.h"
 #include "mpcengine.h"
 
 struct tu_test {
@@ -29,6 +30,14 @@ int tu_main(const char *suite_name, const struct tu_test *tests);
  */
 mpce_engine *tu_engine(int allow_variable_time);
 
+/* A fresh 0700 directory under $TMPDIR or /tmp, to hold plugins (free with
+ * tu_remove_dir, which deletes its files first). */
+char *tu_temp_dir(void);
+/* Copy file src into dir under its own name with mode; returns the new
+ * path (malloc'd). */
+char *tu_copy_into(const char *src, const char *dir, unsigned mode);
+void tu_remove_dir(char *dir);
+
 /* Write `text` to a fresh temporary file and return its path (static
  * storage per call slot is not kept: free() the result). */
 char *tu_write_temp(const char *text);
@@ -41,6 +50,11 @@ size_t tu_impls(mpce_engine *engine, mpce_primitive prim, const char **names, si
 /* Whether impl serves ctx's parameters (an implementation may refuse some,
  * e.g. IFMA above 2^50); prints a "skipped:" line when it does not. */
 int tu_ntt_serves(mpce_ntt *ctx, const char *impl);
+
+/* What "auto" runs for op ("prg.ecb", ...) and size class ("small" if NULL)
+ * by the engine's routes, before any context's parameters; NULL when no
+ * implementation is usable (the detail is in mpce_last_error). */
+const char *tu_auto(mpce_engine *engine, const char *op, const char *size_class);
 
 /* The MPCE_IMPL_* flags of a listed implementation (0 if not listed). */
 unsigned tu_impl_flags(mpce_engine *engine, const char *impl);

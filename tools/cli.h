@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The mpcengine command: exit codes and the subcommands main() dispatches to.
  * Each subcommand parses its own options (argv[0] is the subcommand's last
@@ -11,6 +12,7 @@
 #define CLI_EXIT_USAGE 2  /* bad option, value or input file */
 
 int cmd_list(int argc, char **argv);
+int cmd_config(int argc, char **argv);
 int cmd_selftest(int argc, char **argv);
 int cmd_prg_ecb(int argc, char **argv);
 int cmd_prg_mmo(int argc, char **argv);
@@ -26,6 +28,7 @@ int cmd_bench(int argc, char **argv);
 
 /* Usage text of each subcommand, shown by --help and by group help. */
 extern const char cli_usage_list[];
+extern const char cli_usage_config[];
 extern const char cli_usage_selftest[];
 extern const char cli_usage_prg_ecb[];
 extern const char cli_usage_prg_mmo[];

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Option parsing for the mpcengine command: a per-subcommand table of long
  * options, and strict parsers for the values (numbers with ranges, hex

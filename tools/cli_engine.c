@@ -1,6 +1,8 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 #include "config.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tools/cli.h"
@@ -8,20 +10,38 @@
 
 static int started;
 
+/* The library writes nothing itself: the command prints its messages, one
+ * line each, on stderr. */
+static void log_to_stderr(void *arg, mpce_log_level level, const char *plugin,
+                          const char *message)
+{
+    const int loud = level >= MPCE_LOG_WARNING;
+    (void)arg;
+    fprintf(stderr, "mpcengine: %s%s%s%s%s%s\n", loud ? mpce_log_level_name(level) : "",
+            loud ? ": " : "", plugin ? "plugin " : "", plugin ? plugin : "", plugin ? ": " : "",
+            message);
+}
+
+/* MPCENGINE_LOG=debug|info|warning|error: how much of it (default warning). */
+static mpce_log_level log_level(void)
+{
+    static const char *const names[] = {"debug", "info", "warning", "error"};
+    const char *v = getenv("MPCENGINE_LOG");
+    for (unsigned i = 0; v != NULL && i < sizeof(names) / sizeof(names[0]); i++)
+        if (strcmp(v, names[i]) == 0)
+            return (mpce_log_level)i;
+    return MPCE_LOG_WARNING;
+}
+
 int cli_engine_start(const struct cli_cmd *cmd)
 {
-    const char *config = cli_value(cmd, "config");
-    mpce_status st;
-
-    if (config != NULL) {
-        mpce_options opts;
-        memset(&opts, 0, sizeof(opts));
-        opts.struct_size = sizeof(opts);
-        opts.config_path = config;
-        st = mpce_init_with(&opts);
-    } else {
-        st = mpce_init();
-    }
+    mpce_options opts;
+    memset(&opts, 0, sizeof(opts));
+    opts.struct_size = sizeof(opts);
+    opts.config_path = cli_value(cmd, "config");
+    opts.log = log_to_stderr;
+    opts.log_level = log_level();
+    mpce_status st = mpce_init_with(&opts);
     if (st != MPCE_OK)
         return cli_engine_fail(cmd, st);
     started = 1;

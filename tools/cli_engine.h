@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The mpcengine command's use of the global engine: start it with the
  * command's --config, report its errors in the command's one-line format.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 #include "config.h"
 
 #include <errno.h>
@@ -232,4 +233,18 @@ void cli_le64_encode(void *buf, size_t words)
         for (int k = 0; k < 8; k++)
             b[8 * i + (size_t)k] = (uint8_t)(v >> (8 * k));
     }
+}
+
+void cli_json_string(const char *s)
+{
+    putchar('"');
+    for (const unsigned char *p = (const unsigned char *)(s != NULL ? s : ""); *p; p++) {
+        if (*p == '"' || *p == '\\')
+            printf("\\%c", *p);
+        else if (*p < 0x20)
+            printf("\\u%04x", *p);
+        else
+            putchar(*p);
+    }
+    putchar('"');
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * File input and output for the mpcengine command. Inputs are read whole and
  * their size checked before any work; outputs appear all at once or not at
@@ -36,5 +37,8 @@ int cli_write(const struct cli_cmd *cmd, const struct cli_output *outs, size_t n
  * whatever the host's byte order). */
 void cli_le64_decode(void *buf, size_t words);
 void cli_le64_encode(void *buf, size_t words);
+
+/* s (NULL: "") as a JSON string on stdout. */
+void cli_json_string(const char *s);
 
 #endif

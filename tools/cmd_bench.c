@@ -1,15 +1,20 @@
-/* mpcengine bench: the side-by-side figures of include/mpcengine/bench.h,
- * as a table for people or JSON for machines. */
+/* SPDX-License-Identifier: Apache-2.0 */
+/* mpcengine bench: the side-by-side figures of tools/bench/bench_public.h,
+ * as a table for people or JSON for machines. The first line comes at once,
+ * and every row as soon as it is measured, also through a pipe. */
 #include "config.h"
 
 #include <stdio.h>
 #include <string.h>
 
+#include "mpcengine.h"
+#include "tools/bench/bench_public.h"
 #include "tools/cli.h"
 #include "tools/cli_args.h"
 #include "tools/cli_engine.h"
+#include "tools/cli_io.h"
 #ifdef HAVE_NTL
-#include "tools/bench_ntl.h"
+#include "tools/bench/bench_ntl.h"
 #endif
 
 const char cli_usage_bench[] =
@@ -24,6 +29,9 @@ const char cli_usage_bench[] =
     "  [engine] threads = T against threads = 1):\n"
     "    prg.ecb n=1048576               prg.mmo m=2,n=65536\n"
     "    prg.ctr n=1048576               ntt.forward|ntt.inverse N=4096,B=64,q=61bit|60bit\n"
+    "    prg.dispatch n=1                the public API's overhead per call: mpce_prg_ecb\n"
+    "                                    (\"api\") against the op it runs, called through\n"
+    "                                    the op table (\"direct\"); no threads=T\n"
     "    lpn.fold logk=19,n=4194304,chunk=8192\n"
     "    dpf.evalall bits=20             dpf.eval_keys bits=20,keys=65536\n"
     "  --op OP           one op (with --shape: exactly one row)\n"
@@ -31,7 +39,8 @@ const char cli_usage_bench[] =
     "  --json            a JSON array of rows: op, impl, shape, median_s, min_s,\n"
     "                    max_s, unit_rate, unit, and baseline and ratio (baseline\n"
     "                    time / this time) where a baseline was measured, note\n"
-    "                    where there is one; rows not measured go to stderr\n"
+    "                    where there is one; rows not measured go to stderr, as\n"
+    "                    does the first line (rows and CPU)\n"
     "  --rounds N        rounds per row (default 7)\n"
     "  --window-ms MS    shortest timed window (default 20)\n"
     "  --plugin-path DIRS  module directories, ':'-separated, replacing the\n"
@@ -49,20 +58,32 @@ static const mpce_bench_peer no_ntl[] = {
 struct out {
     int json;
     int rows;
+    int started;
 };
 
-static void json_string(const char *s)
+/* "model name" of /proc/cpuinfo, or "unknown". */
+static void cpu_model(char *buf, size_t len)
 {
-    putchar('"');
-    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-        if (*p == '"' || *p == '\\')
-            printf("\\%c", *p);
-        else if (*p < 0x20)
-            printf("\\u%04x", *p);
-        else
-            putchar(*p);
+    snprintf(buf, len, "unknown");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f)
+        return;
+    char line[512];
+    while (fgets(line, sizeof(line), f)) {
+        if (strncmp(line, "model name", 10) != 0)
+            continue;
+        const char *v = strchr(line, ':');
+        if (!v)
+            continue;
+        v++;
+        while (*v == ' ' || *v == '\t')
+            v++;
+        size_t n = strcspn(v, "\n");
+        if (n)
+            snprintf(buf, len, "%.*s", (int)n, v);
+        break;
     }
-    putchar('"');
+    fclose(f);
 }
 
 static const struct {
@@ -95,33 +116,31 @@ static void print_json_row(const mpce_bench_row *r, struct out *o)
                 r->note);
         return;
     }
-    printf("%s\n  {\"op\": ", o->rows++ ? "," : "[");
-    json_string(r->op);
+    printf("%s\n  {\"op\": ", o->rows++ ? "," : "");
+    cli_json_string(r->op);
     printf(", \"impl\": ");
-    json_string(r->impl);
+    cli_json_string(r->impl);
     printf(", \"shape\": ");
-    json_string(r->shape);
+    cli_json_string(r->shape);
     printf(", \"median_s\": %.9g, \"min_s\": %.9g, \"max_s\": %.9g, \"unit_rate\": %.6g, "
            "\"unit\": ",
            r->median_s, r->min_s, r->max_s, r->unit_rate);
-    json_string(r->unit);
+    cli_json_string(r->unit);
     if (r->baseline) {
         printf(", \"baseline\": ");
-        json_string(r->baseline);
+        cli_json_string(r->baseline);
         printf(", \"ratio\": %.4f", r->ratio);
     }
     if (r->note && r->note[0]) {
         printf(", \"note\": ");
-        json_string(r->note);
+        cli_json_string(r->note);
     }
     putchar('}');
 }
 
 static void print_table_row(const mpce_bench_row *r, struct out *o)
 {
-    if (o->rows++ == 0)
-        printf("%-13s  %-30s  %-28s  %9s  %-15s  %10s  %-9s  %s\n", "OP", "SHAPE", "IMPL",
-               "MEDIAN", "MIN-MAX", "RATE", "UNIT", "VS BASELINE");
+    o->rows++;
     if (r->skipped) {
         printf("%-13s  %-30s  %-28s  %9s  %-15s  %10s  %-9s  skipped: %s\n", r->op, r->shape,
                r->impl, "-", "-", "-", "", r->note);
@@ -144,6 +163,26 @@ static void print_table_row(const mpce_bench_row *r, struct out *o)
     printf("%-13s  %-30s  %-28s  %6s %-2s  %-15s  %10s  %-9s  %s%s%s\n", r->op, r->shape,
            r->impl, med, time_units[u].unit, spread, rate, r->unit, vs,
            r->note && r->note[0] ? "  # " : "", r->note ? r->note : "");
+}
+
+/* Once the options are checked, before the first row is measured (which may
+ * take a while): what is coming, and on which CPU. JSON keeps stdout a JSON
+ * array, so its first line goes to stderr. */
+static void on_start(size_t rows, void *arg)
+{
+    struct out *o = arg;
+    char cpu[256];
+    cpu_model(cpu, sizeof(cpu));
+    o->started = 1;
+    if (o->json) {
+        fprintf(stderr, "bench: %zu row%s, CPU %s\n", rows, rows == 1 ? "" : "s", cpu);
+        printf("[");
+    } else {
+        printf("bench: %zu row%s, CPU %s\n", rows, rows == 1 ? "" : "s", cpu);
+        printf("%-13s  %-30s  %-28s  %9s  %-15s  %10s  %-9s  %s\n", "OP", "SHAPE", "IMPL",
+               "MEDIAN", "MIN-MAX", "RATE", "UNIT", "VS BASELINE");
+    }
+    fflush(stdout);
 }
 
 static int on_row(const mpce_bench_row *r, void *arg)
@@ -178,6 +217,9 @@ int cmd_bench(int argc, char **argv)
                              CLI_COMMON_OPTS};
     const struct cli_cmd cmd = {"mpcengine bench", cli_usage_bench, opts};
     uint64_t rounds = 7, window_ms = 20;
+    /* Rows take seconds each: show each line as it comes, also when stdout
+     * is a pipe or a file (before anything is written to it). */
+    setvbuf(stdout, NULL, _IOLBF, 0);
     int rc = cli_parse(&cmd, argc, argv);
     if (rc != CLI_PARSED)
         return cli_parse_exit(rc);
@@ -203,15 +245,19 @@ int cmd_bench(int argc, char **argv)
     mpce_engine *engine = NULL;
     if ((rc = start(&cmd, &engine)) != 0)
         return rc;
-    struct out o = {cli_value(&cmd, "json") != NULL, 0};
+    struct out o = {cli_value(&cmd, "json") != NULL, 0, 0};
+    bo.start = on_start;
     mpce_status st = mpce_bench_run(engine, &bo, on_row, &o);
     /* Refused before any row: nothing on stdout, only the message. */
-    if (o.json && (o.rows || st == MPCE_OK))
-        printf("%s]\n", o.rows ? "\n" : "[");
+    if (o.json && o.started)
+        printf("%s]\n", o.rows ? "\n" : "");
+    fflush(stdout);
     if (st != MPCE_OK) {
         rc = cli_engine_fail(&cmd, st);
         if (st == MPCE_ERR_ARG)
             rc = CLI_EXIT_USAGE;
+    } else if (ferror(stdout)) {
+        rc = cli_fail(&cmd, CLI_EXIT_ENGINE, "cannot write the results to stdout");
     }
     mpce_engine_free(engine);
     return rc;

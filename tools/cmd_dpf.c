@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mpcengine dpf gen|eval|evalall: two-party DPF keys in format v1 and their
  * evaluation. */
 #include "config.h"

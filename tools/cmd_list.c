@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mpcengine list and mpcengine selftest: what the engine found and whether
  * each implementation passed the known-answer vectors on this machine. */
 #include "config.h"
@@ -8,15 +9,17 @@
 #include "tools/cli.h"
 #include "tools/cli_args.h"
 #include "tools/cli_engine.h"
+#include "tools/cli_io.h"
 
 const char cli_usage_list[] =
     "usage: mpcengine list [--json] [--impl NAME] [--config FILE]\n"
     "  Every implementation (self-tested first) and every module skipped as a\n"
-    "  whole: plugin, primitive, implementation, priority, flags, self-test state\n"
-    "  and the reason for a skip or failure.\n"
+    "  whole: plugin, primitive, implementation, class, priority, flags, memory\n"
+    "  kinds, self-test state and the reason for a skip, failure or clamp.\n"
     "  --json          a JSON array of objects with keys plugin, primitive, impl,\n"
-    "                  priority, flags (array of \"constant-time\", \"variable-time\",\n"
-    "                  \"device\"), selftest, reason, path, sha256, version\n" CLI_COMMON_HELP;
+    "                  class, priority, flags (array of \"constant-time\",\n"
+    "                  \"variable-time\", \"async\"), memory, selftest, reason, path,\n"
+    "                  sha256, version\n" CLI_COMMON_HELP;
 
 const char cli_usage_selftest[] =
     "usage: mpcengine selftest [--impl NAME] [--config FILE]\n"
@@ -29,7 +32,7 @@ static const struct {
 } flag_names[] = {
     {MPCE_IMPL_CONSTANT_TIME, "constant-time"},
     {MPCE_IMPL_VARIABLE_TIME, "variable-time"},
-    {MPCE_IMPL_DEVICE, "device"},
+    {MPCE_IMPL_ASYNC, "async"},
 };
 
 #define NFLAGS (sizeof(flag_names) / sizeof(flag_names[0]))
@@ -52,20 +55,6 @@ static void flags_text(unsigned flags, char *buf, size_t len)
         snprintf(buf, len, "-");
 }
 
-static void json_string(const char *s)
-{
-    putchar('"');
-    for (const unsigned char *p = (const unsigned char *)(s != NULL ? s : ""); *p; p++) {
-        if (*p == '"' || *p == '\\')
-            printf("\\%c", *p);
-        else if (*p < 0x20)
-            printf("\\u%04x", *p);
-        else
-            putchar(*p);
-    }
-    putchar('"');
-}
-
 static int selected(const mpce_impl_info *row, const char *impl)
 {
     return impl == NULL || strcmp(row->impl, impl) == 0;
@@ -82,39 +71,54 @@ static void print_json(const mpce_impl_info *rows, size_t count, const char *imp
             continue;
         printf("%s\n  {\"plugin\": ", first ? "" : ",");
         first = 0;
-        json_string(r->plugin);
+        cli_json_string(r->plugin);
         printf(", \"primitive\": ");
-        json_string(r->primitive);
+        cli_json_string(r->primitive);
         printf(", \"impl\": ");
-        json_string(r->impl);
+        cli_json_string(r->impl);
+        printf(", \"class\": ");
+        cli_json_string(r->impl_class);
         printf(", \"priority\": %d, \"flags\": [", r->priority);
         int nf = 0;
         for (size_t f = 0; f < NFLAGS; f++)
             if (r->flags & flag_names[f].bit) {
                 printf("%s", nf++ > 0 ? ", " : "");
-                json_string(flag_names[f].name);
+                cli_json_string(flag_names[f].name);
             }
-        printf("], \"selftest\": ");
-        json_string(r->selftest);
+        printf("], \"memory\": ");
+        cli_json_string(r->memory);
+        printf(", \"selftest\": ");
+        cli_json_string(r->selftest);
         printf(", \"reason\": ");
-        json_string(r->reason);
+        cli_json_string(r->reason);
         printf(", \"path\": ");
-        json_string(r->path);
+        cli_json_string(r->path);
         printf(", \"sha256\": ");
-        json_string(r->sha256);
+        cli_json_string(r->sha256);
         printf(", \"version\": ");
-        json_string(r->version);
+        cli_json_string(r->version);
         putchar('}');
     }
     printf("%s]\n", first ? "" : "\n");
 }
 
-enum { COL_PLUGIN, COL_PRIM, COL_IMPL, COL_PRIO, COL_FLAGS, COL_TEST, COL_REASON, NCOLS };
+enum {
+    COL_PLUGIN,
+    COL_PRIM,
+    COL_IMPL,
+    COL_CLASS,
+    COL_PRIO,
+    COL_FLAGS,
+    COL_MEMORY,
+    COL_TEST,
+    COL_REASON,
+    NCOLS
+};
 
 static void print_table(const mpce_impl_info *rows, size_t count, const char *impl)
 {
-    static const char *const head[NCOLS] = {"PLUGIN",   "PRIMITIVE", "IMPL",  "PRIORITY",
-                                            "FLAGS",    "SELFTEST",  "REASON"};
+    static const char *const head[NCOLS] = {"PLUGIN", "PRIMITIVE", "IMPL",     "CLASS", "PRIORITY",
+                                            "FLAGS",  "MEMORY",    "SELFTEST", "REASON"};
     int width[NCOLS];
     char prio[16], flags[64];
 
@@ -132,18 +136,20 @@ static void print_table(const mpce_impl_info *rows, size_t count, const char *im
         width[c] = (int)strlen(head[c]);
     /* Two passes: widths first, so the columns line up. */
     for (int pass = 0; pass < 2; pass++) {
-        if (pass == 1)
-            printf("%-*s  %-*s  %-*s  %*s  %-*s  %-*s  %s\n", width[0], head[0], width[1],
-                   head[1], width[2], head[2], width[3], head[3], width[4], head[4], width[5],
-                   head[5], head[6]);
+        if (pass == 1) {
+            for (int c = 0; c < NCOLS - 1; c++)
+                printf(c == COL_PRIO ? "%*s  " : "%-*s  ", width[c], head[c]);
+            printf("%s\n", head[NCOLS - 1]);
+        }
         for (size_t i = 0; i < count; i++) {
             const mpce_impl_info *r = &rows[i];
             if (!selected(r, impl))
                 continue;
             snprintf(prio, sizeof(prio), "%d", r->priority);
             flags_text(r->flags, flags, sizeof(flags));
-            const char *cell[NCOLS] = {dash(r->plugin), dash(r->primitive), dash(r->impl), prio,
-                                       flags,           dash(r->selftest),  r->reason};
+            const char *cell[NCOLS] = {dash(r->plugin),     dash(r->primitive), dash(r->impl),
+                                       dash(r->impl_class), prio,               flags,
+                                       dash(r->memory),     dash(r->selftest),  r->reason};
             if (pass == 0) {
                 for (int c = 0; c < NCOLS; c++)
                     if ((int)strlen(cell[c]) > width[c])
@@ -151,10 +157,11 @@ static void print_table(const mpce_impl_info *rows, size_t count, const char *im
                 continue;
             }
             /* no padding after the last non-empty cell */
-            int last = cell[6][0] != '\0' ? width[5] : 0;
-            printf("%-*s  %-*s  %-*s  %*s  %-*s  %-*s%s%s\n", width[0], cell[0], width[1],
-                   cell[1], width[2], cell[2], width[3], cell[3], width[4], cell[4], last,
-                   cell[5], cell[6][0] != '\0' ? "  " : "", cell[6]);
+            const int has_reason = cell[COL_REASON][0] != '\0';
+            for (int c = 0; c < COL_TEST; c++)
+                printf(c == COL_PRIO ? "%*s  " : "%-*s  ", width[c], cell[c]);
+            printf("%-*s%s%s\n", has_reason ? width[COL_TEST] : 0, cell[COL_TEST],
+                   has_reason ? "  " : "", cell[COL_REASON]);
         }
     }
 }
@@ -218,7 +225,7 @@ int cmd_selftest(int argc, char **argv)
     st = mpce_selftest(NULL, impl, &passed, &failed);
     if (st == MPCE_ERR_NOIMPL && impl != NULL)
         return cli_engine_fail(&cmd, st);
-    /* Keep the self-test's error detail: the listing call would clear it. */
+    /* Keep the self-test's error detail: a failing listing call would replace it. */
     char detail[512];
     snprintf(detail, sizeof(detail), "%s", mpce_last_error());
     list_st = mpce_list(NULL, 0, &rows, &count);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mpcengine lpn: the Ferret LPN fold (d = 10) on files of 16-byte blocks. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mpcengine ntt forward|inverse|mul: the negacyclic NTT on files of
  * little-endian uint64 words, batch * L * N of them. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mpcengine prg ecb|mmo|ctr: the AES-128 PRG on files of 16-byte blocks. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The mpcengine command: find the subcommand and hand it the rest of argv. */
 #include "config.h"
 
@@ -12,6 +13,8 @@ static const char usage[] =
     "usage: mpcengine COMMAND [OPTIONS]\n"
     "  list [--json]             implementations, modules and self-test states\n"
     "  selftest                  run the known-answer vectors through every implementation\n"
+    "  config [--json]           the effective configuration and what \"auto\" runs, per\n"
+    "                            operation and size class\n"
     "  prg ecb|mmo|ctr           AES-128 PRG on files of 16-byte blocks\n"
     "  ntt forward|inverse|mul   negacyclic NTT on files of little-endian uint64 words\n"
     "  lpn                       Ferret LPN fold (d = 10) on files of 16-byte blocks\n"
@@ -29,6 +32,7 @@ static const struct command {
 } commands[] = {
     {NULL, "list", cmd_list, cli_usage_list},
     {NULL, "selftest", cmd_selftest, cli_usage_selftest},
+    {NULL, "config", cmd_config, cli_usage_config},
     {NULL, "lpn", cmd_lpn, cli_usage_lpn},
     {NULL, "bench", cmd_bench, cli_usage_bench},
     {"prg", "ecb", cmd_prg_ecb, cli_usage_prg_ecb},

@@ -1,10 +1,19 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
- * libmpcengine: engine life cycle, status codes, error detail and listings.
+ * libmpcengine: engine life cycle, status codes, error detail, logging and
+ * listings.
  *
  * Every public function returns an mpce_status. On failure the calling
  * thread's mpce_last_error() holds one line naming what went wrong (the
  * argument, file and line, key field or plugin) and what to do about it.
- * A failing call writes nothing to its outputs.
+ *
+ * What a failing call leaves behind: a call refused for its arguments, its
+ * context or its implementation (MPCE_ERR_ARG, MPCE_ERR_NOIMPL,
+ * MPCE_ERR_STATE, ...) writes nothing to its outputs. After an implementation
+ * failed while running (MPCE_ERR_BACKEND, or MPCE_ERR_NOMEM from a plugin) the
+ * outputs are unspecified: part of them may have been written. Inputs are
+ * never changed, except by an in-place call (in == out), whose data is then
+ * unspecified too.
  */
 #ifndef MPCENGINE_COMMON_H
 #define MPCENGINE_COMMON_H
@@ -26,8 +35,9 @@ typedef enum mpce_status {
     MPCE_OK = 0,
     MPCE_ERR_ARG = 1,       /* an argument is NULL, zero, too large or out of range */
     MPCE_ERR_NOMEM = 2,     /* an allocation failed */
-    MPCE_ERR_NOIMPL = 3,    /* the named implementation is unknown, skipped,
-                               failed its self-test, or not allowed by policy */
+    MPCE_ERR_NOIMPL = 3,    /* the named implementation is unknown, skipped, failed
+                               its self-test, not allowed by policy, or does not
+                               serve this context or shape */
     MPCE_ERR_CONFIG = 4,    /* a configuration file or override is malformed */
     MPCE_ERR_PLUGIN = 5,    /* a plugin module could not be used */
     MPCE_ERR_SELFTEST = 6,  /* a known-answer test failed (fatal in strict mode) */
@@ -35,7 +45,8 @@ typedef enum mpce_status {
     MPCE_ERR_RANDOM = 8,    /* the system random generator failed */
     MPCE_ERR_IO = 9,        /* a file could not be read or written */
     MPCE_ERR_BACKEND = 10,  /* an implementation failed at run time (device error) */
-    MPCE_ERR_STATE = 11     /* the engine or context is not in a usable state */
+    MPCE_ERR_STATE = 11     /* the engine, context or queue is not in a usable state
+                               (e.g. its engine was shut down) */
 } mpce_status;
 
 /* The library's version, e.g. "0.1.0". */
@@ -45,17 +56,18 @@ MPCE_API const char *mpce_version(void);
 MPCE_API const char *mpce_status_name(mpce_status status);
 
 /*
- * Detail of the last failing call on this thread ("" if none). The string
- * stays valid until the next libmpcengine call on the same thread.
+ * Detail of the last failing call on this thread ("" if none has failed).
+ * Successful calls leave it alone. The string stays valid until the next
+ * failing libmpcengine call on the same thread.
  */
 MPCE_API const char *mpce_last_error(void);
 
-/* Implementation flags, as shown by listings and declared by plugins. */
+/* Implementation flags, as declared by plugins and shown by listings. */
 #define MPCE_IMPL_CONSTANT_TIME 0x1u  /* no secret-dependent branches or addresses */
 #define MPCE_IMPL_VARIABLE_TIME 0x2u  /* leaks through timing or cache: needs allow_variable_time */
-#define MPCE_IMPL_DEVICE        0x4u  /* runs on an accelerator */
+#define MPCE_IMPL_ASYNC 0x100u        /* runs asynchronously (a device queue) */
 
-/* Primitives; also the index of the per-primitive slot tables. */
+/* Primitives; also the index of the per-primitive tables. */
 typedef enum mpce_primitive {
     MPCE_PRIM_PRG = 0,
     MPCE_PRIM_NTT = 1,
@@ -66,6 +78,25 @@ typedef enum mpce_primitive {
 
 /* "prg", "ntt", "lpn", "dpf"; NULL for an out-of-range value. */
 MPCE_API const char *mpce_primitive_name(mpce_primitive prim);
+
+/* ---- logging ---------------------------------------------------------------
+ * The library never writes to stderr or stdout. What it has to say (a module
+ * skipped, an unknown configuration key, a plugin's own messages) goes to the
+ * log callback of the engine's options, or nowhere. */
+typedef enum mpce_log_level {
+    MPCE_LOG_DEBUG = 0,
+    MPCE_LOG_INFO = 1,
+    MPCE_LOG_WARNING = 2,
+    MPCE_LOG_ERROR = 3
+} mpce_log_level;
+
+/* plugin is the plugin's name for a plugin's message, NULL for the engine's.
+ * Called from whichever thread noticed, possibly several at once. */
+typedef void (*mpce_log_fn)(void *arg, mpce_log_level level, const char *plugin,
+                            const char *message);
+
+/* "debug", "info", "warning", "error". */
+MPCE_API const char *mpce_log_level_name(mpce_log_level level);
 
 typedef struct mpce_engine mpce_engine;
 
@@ -78,6 +109,9 @@ typedef struct mpce_options {
     const char *plugin_path;     /* colon-separated module directories that replace
                                     the configured ones; NULL: from configuration */
     unsigned flags;              /* MPCE_OPT_* */
+    mpce_log_fn log;             /* NULL: messages are dropped */
+    void *log_arg;               /* passed to log */
+    mpce_log_level log_level;    /* the least severe level passed to log */
 } mpce_options;
 
 #define MPCE_OPT_NO_USER_CONFIG 0x1u  /* ignore $XDG_CONFIG_HOME/mpcengine/engine.conf */
@@ -88,8 +122,8 @@ typedef struct mpce_options {
 /*
  * Initialise the global engine with default options. Idempotent and
  * thread-safe: concurrent first calls initialise once; later calls return
- * the first call's status. Functions taking an mpce_engine * accept NULL
- * for the global engine and initialise it on demand.
+ * the first call's status and detail. Functions taking an mpce_engine *
+ * accept NULL for the global engine and initialise it on demand.
  */
 MPCE_API mpce_status mpce_init(void);
 
@@ -97,13 +131,21 @@ MPCE_API mpce_status mpce_init(void);
  * global engine already exists with different options. */
 MPCE_API mpce_status mpce_init_with(const mpce_options *opts);
 
-/* Free the global engine. Contexts made from it must be freed first. */
+/*
+ * Release the global engine. Contexts, buffers and queues made from it keep
+ * it alive until they are freed, but every operation on them then fails with
+ * MPCE_ERR_STATE; freeing them is all that is left to do. A later mpce_init()
+ * makes a new global engine.
+ */
 MPCE_API void mpce_shutdown(void);
 
 /* A private engine, independent of the global one (tests, embedders that
- * need their own configuration). */
+ * need their own configuration). mpce_engine_free releases it as
+ * mpce_shutdown releases the global one. */
 MPCE_API mpce_status mpce_engine_new(const mpce_options *opts, mpce_engine **out);
 MPCE_API void mpce_engine_free(mpce_engine *engine);
+
+/* ---- listings --------------------------------------------------------------- */
 
 /* One row per implementation, or per module that was skipped as a whole
  * (then primitive and impl are ""). */
@@ -111,15 +153,17 @@ typedef struct mpce_impl_info {
     const char *plugin;     /* plugin name, or the module file for a skipped module */
     const char *primitive;  /* "prg", "ntt", "lpn", "dpf" or "" */
     const char *impl;       /* unique implementation name or "" */
-    int priority;
+    int priority;           /* after clamping into the class's range */
     unsigned flags;         /* MPCE_IMPL_* */
     const char *selftest;   /* "pass", "fail", "skipped" or "untested" */
-    const char *reason;     /* why skipped, failed or not selectable; "" otherwise */
+    const char *reason;     /* why skipped, failed, not selectable or clamped;
+                               "" otherwise */
     const char *path;       /* module file, "(built-in)" for soft */
-    const char *sha256;     /* SHA-256 of the module file in hex; "" for built-in
-                               or a file that could not be read */
-    const char *version;    /* the plugin's version string, which may say what
-                               it found on this machine; "" for a skipped module */
+    const char *sha256;     /* SHA-256 of the bytes loaded, in hex; "" for built-in */
+    const char *version;    /* the plugin's version string and what it found on
+                               this machine; "" for a skipped module */
+    const char *impl_class; /* "portable", "simd", "accel" or "" */
+    const char *memory;     /* memory kinds served: "host" or "host,DEVICE" */
 } mpce_impl_info;
 
 /*
@@ -139,8 +183,48 @@ MPCE_API mpce_status mpce_list(mpce_engine *engine, int run_selftests,
 MPCE_API mpce_status mpce_selftest(mpce_engine *engine, const char *impl,
                                    size_t *passed, size_t *failed);
 
-/* The implementation "auto" resolves to for a primitive (NULL on error). */
-MPCE_API const char *mpce_resolve(mpce_engine *engine, mpce_primitive prim);
+/*
+ * Size classes of a call (its units: blocks, polynomial words, outputs,
+ * points, keys or leaves): "auto" is resolved per (op, size class), so an
+ * accelerator can win large calls without also taking one-block ones.
+ * tiny: < 64 units, small: < 4096, medium: < 262144, large: the rest.
+ */
+#define MPCE_SIZE_CLASSES 4u
+
+/* "tiny", "small", "medium", "large"; NULL out of range. */
+MPCE_API const char *mpce_size_class_name(unsigned size_class);
+
+/* What "auto" means for one op and size class, before any context's
+ * parameters are known (an implementation that does not serve a context
+ * falls through to the next in `order`). */
+typedef struct mpce_route_info {
+    const char *op;         /* "prg.ecb", ..., "dpf.evalall" */
+    const char *size_class; /* "tiny" ... "large" */
+    const char *impl;       /* the first choice; "" when none is usable */
+    const char *order;      /* every usable candidate in order, space-separated */
+    const char *source;     /* "priority", or the pin that decided, e.g.
+                               "[pins] dpf.eval = dpf-aesni (FILE:LINE)" */
+} mpce_route_info;
+
+/* One row per (op, size class); runs self-tests where they decide the order.
+ * The array stays valid until the engine is freed. */
+MPCE_API mpce_status mpce_routes(mpce_engine *engine, const mpce_route_info **rows,
+                                 size_t *count);
+
+/* One effective setting: its value and the layer that set it. */
+typedef struct mpce_setting_info {
+    const char *section;    /* "engine", "pins", "plugin.aesni" */
+    const char *key;
+    const char *value;
+    const char *source;     /* "FILE:LINE", "MPCENGINE_FORCE", "mpce_options",
+                               or "default" */
+} mpce_setting_info;
+
+/* The configuration the engine runs with: the files read in order and every
+ * setting with its source. Arrays stay valid until the engine is freed. */
+MPCE_API mpce_status mpce_config_info(mpce_engine *engine, const char *const **files,
+                                      size_t *nfiles, const mpce_setting_info **settings,
+                                      size_t *nsettings);
 
 #ifdef __cplusplus
 }

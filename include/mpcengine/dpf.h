@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Two-party tree DPF (BGI CCS'16, lambda = 127), myl7/fss compatible
  * (SPEC.md section 4). Keys serialize to format v1.
@@ -9,6 +10,7 @@
 #ifndef MPCENGINE_DPF_H
 #define MPCENGINE_DPF_H
 
+#include "buffer.h"
 #include "common.h"
 
 #ifdef __cplusplus
@@ -83,6 +85,21 @@ MPCE_API void mpce_dpf_key_free(mpce_dpf_key *key);
 MPCE_API unsigned mpce_dpf_key_bits(const mpce_dpf_key *key);
 MPCE_API mpce_dpf_group mpce_dpf_key_group(const mpce_dpf_key *key);
 MPCE_API unsigned mpce_dpf_key_party(const mpce_dpf_key *key);
+
+/* Buffer forms: points holds npoints uint64 words, out the outputs. The key
+ * is host memory and must stay alive until the queue has been waited for. */
+MPCE_API mpce_status mpce_dpf_eval_buf(mpce_dpf *ctx, mpce_queue *queue, const char *impl,
+                                       const mpce_dpf_key *key, const mpce_buffer *points,
+                                       size_t npoints, mpce_buffer *out);
+MPCE_API mpce_status mpce_dpf_evalall_buf(mpce_dpf *ctx, mpce_queue *queue, const char *impl,
+                                          const mpce_dpf_key *key, mpce_buffer *out);
+
+/* The implementation a call of op ("dpf.gen", "dpf.eval", "dpf.eval_keys",
+ * "dpf.evalall") over `units` points or keys (evalall: ignored, the domain)
+ * in host memory would run with this impl argument; *name stays valid while
+ * the engine lives. */
+MPCE_API mpce_status mpce_dpf_resolve(mpce_dpf *ctx, const char *impl, const char *op,
+                                      size_t units, const char **name);
 
 #ifdef __cplusplus
 }

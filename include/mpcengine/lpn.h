@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Ferret LPN fold, regular noise, d = 10 (SPEC.md section 3), equal to
  * emp-ot's Lpn<..., 10>::compute_slice.
@@ -5,6 +6,7 @@
 #ifndef MPCENGINE_LPN_H
 #define MPCENGINE_LPN_H
 
+#include "buffer.h"
 #include "common.h"
 
 #ifdef __cplusplus
@@ -34,6 +36,17 @@ MPCE_API mpce_status mpce_lpn_fold(mpce_lpn *ctx, const char *impl, uint64_t c0,
 
 /* The stream blocks a fold of n outputs consumes (no context needed). */
 MPCE_API uint64_t mpce_lpn_blocks_consumed(uint64_t n);
+
+/* Buffer form: table holds 2^logk blocks, out n blocks; the stream blocks
+ * consumed are mpce_lpn_blocks_consumed(n). */
+MPCE_API mpce_status mpce_lpn_fold_buf(mpce_lpn *ctx, mpce_queue *queue, const char *impl,
+                                       uint64_t c0, const mpce_buffer *table, mpce_buffer *out,
+                                       size_t n);
+
+/* The implementation a fold of n outputs in host memory would run with this
+ * impl argument; *name stays valid while the engine lives. */
+MPCE_API mpce_status mpce_lpn_resolve(mpce_lpn *ctx, const char *impl, size_t n,
+                                      const char **name);
 
 #ifdef __cplusplus
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Negacyclic NTT over Z_q[X]/(X^N + 1), Lattigo v6 convention (SPEC.md
  * section 2): forward takes natural order and writes bit-reversed order,
@@ -5,11 +6,13 @@
  *
  * Layout: a polynomial is L consecutive rows of N uint64 words (row l reduced
  * mod q_l); a batch of B polynomials is B*L*N words. Inputs outside [0, q_l)
- * are rejected before any output is written. in == out is allowed.
+ * are rejected before any output is written (host memory; see buffer.h for
+ * device buffers). in == out is allowed. `impl` is as in prg.h.
  */
 #ifndef MPCENGINE_NTT_H
 #define MPCENGINE_NTT_H
 
+#include "buffer.h"
 #include "common.h"
 
 #ifdef __cplusplus
@@ -43,6 +46,24 @@ MPCE_API mpce_status mpce_ntt_inverse(mpce_ntt *ctx, const char *impl,
 /* Pointwise product of two batches in NTT form: out = a * b mod q_l. */
 MPCE_API mpce_status mpce_ntt_mul(mpce_ntt *ctx, const char *impl, const uint64_t *a,
                                   const uint64_t *b, uint64_t *out, size_t batch);
+
+/* Buffer forms: each buffer holds batch*L*N words; in and out may be the
+ * same buffer. */
+MPCE_API mpce_status mpce_ntt_forward_buf(mpce_ntt *ctx, mpce_queue *queue, const char *impl,
+                                          const mpce_buffer *in, mpce_buffer *out,
+                                          size_t batch);
+MPCE_API mpce_status mpce_ntt_inverse_buf(mpce_ntt *ctx, mpce_queue *queue, const char *impl,
+                                          const mpce_buffer *in, mpce_buffer *out,
+                                          size_t batch);
+MPCE_API mpce_status mpce_ntt_mul_buf(mpce_ntt *ctx, mpce_queue *queue, const char *impl,
+                                      const mpce_buffer *a, const mpce_buffer *b,
+                                      mpce_buffer *out, size_t batch);
+
+/* The implementation a call of op ("ntt.forward", "ntt.inverse", "ntt.mul")
+ * on `batch` polynomials in host memory would run with this impl argument;
+ * *name stays valid while the engine lives. */
+MPCE_API mpce_status mpce_ntt_resolve(mpce_ntt *ctx, const char *impl, const char *op,
+                                      size_t batch, const char **name);
 
 #ifdef __cplusplus
 }

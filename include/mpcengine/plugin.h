@@ -1,21 +1,44 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The plugin ABI, installed for third-party backends.
+ * The plugin ABI, version 2, installed for third-party backends.
  *
  * A module exports one symbol, MPCE_PLUGIN_ENTRY_SYMBOL, whose name carries
- * the ABI major. The engine calls it once after dlopen(RTLD_NOW|RTLD_LOCAL)
- * and reads the returned descriptor, checking struct_size before each field.
+ * the ABI major. After dlopen(RTLD_NOW | RTLD_LOCAL) the engine calls it once
+ * and reads the returned descriptor. Then, per engine that loads the module:
+ * probe(host) (may the module run here?), init(host, &module_state) (its
+ * long-lived state: a device context, queues, tables), each
+ * implementation's probe(module_state); at the end fini(module_state), after
+ * every context, buffer and queue that used the module is gone.
  *
- * Compatibility rules (SQLite VFS style): every struct begins with its own
- * size and only ever grows at the end; a minor version adds fields, a major
- * version changes or removes them. The engine accepts its own major and any
- * minor not newer than its own.
+ * Versioning (SQLite's VFS rule). Every struct begins with its own size and
+ * only grows at the end; a minor version adds fields or ops, a major changes
+ * them. The engine knows the size of each struct at every minor of its major:
+ * it accepts a module of any minor up to its own, refuses a newer one, checks
+ * that every required op is present (non-NULL and covered by struct_size) and
+ * calls an optional op only where the table covers it and it is non-NULL.
  *
- * Contract for implementations: the engine validates every argument (sizes,
- * ranges, canonical NTT inputs, parsed DPF keys) before calling a vtable, and
- * never calls an op with n == 0. Ops return 0 on success or an mpce_status,
- * and may call host->set_error() first to explain. An op may be called from
- * several threads at once on the same state; ctx_new/ctx_free are not
- * concurrent with ops on that state.
+ * Validation at load. A module or implementation is refused, with a one-line
+ * reason naming the field, when a required op is NULL, when flags carry
+ * anything but exactly one of MPCE_IMPL_CONSTANT_TIME / MPCE_IMPL_VARIABLE_TIME
+ * (plus MPCE_IMPL_ASYNC), when impl_class is unknown, or when the memory kinds
+ * do not include host memory. A priority outside its class's range is clamped
+ * to the range, and the listing says so.
+ *
+ * Calling contract. The engine validates every argument (sizes, ranges,
+ * canonical NTT inputs on host memory, parsed DPF keys) before it calls an op,
+ * and never calls a data op with a count of 0. An op returns 0, or an
+ * mpce_status after explaining it with host->set_error(). An op may run on one
+ * state from several threads at once (the engine splits large host calls into
+ * slices, each a valid call); ctx_new and ctx_free are never concurrent with
+ * ops on that state, and ctx_free comes only after every queued op on the
+ * state has completed.
+ *
+ * Asynchronous ops (MPCE_OP_PENDING). The struct mpce_call and any argument
+ * passed by pointer to it live only until the op returns: copy what the
+ * queued work needs. host->complete may be called before the op has even
+ * returned. The memory the op's pointers name (host or device) stays valid
+ * and untouched by the engine until completion. Ops receive buffer addresses
+ * exactly as the device's alloc returned them (copies may add offsets).
  */
 #ifndef MPCENGINE_PLUGIN_H
 #define MPCENGINE_PLUGIN_H
@@ -26,52 +49,168 @@
 extern "C" {
 #endif
 
-#define MPCE_PLUGIN_ABI_MAJOR 1u
-#define MPCE_PLUGIN_ABI_MINOR 0u
-#define MPCE_PLUGIN_ENTRY_SYMBOL "mpce_plugin_entry_v1"
+#define MPCE_PLUGIN_ABI_MAJOR 2u
+/* 2.0: the ops below without a "since 1" mark; 2.1: dpf.evalall_range. */
+#define MPCE_PLUGIN_ABI_MINOR 1u
+#define MPCE_PLUGIN_ENTRY_SYMBOL "mpce_plugin_entry_v2"
 
-/* Services the engine offers a plugin. */
+/* ---- how an op is called ------------------------------------------------- */
+
+/* Memory kinds (struct mpce_impl.memory, struct mpce_call.memory). Every
+ * implementation serves host memory: the self-test and the plain API calls
+ * run there. A device implementation may also serve its device's memory. */
+#define MPCE_MEM_HOST 0x1u
+#define MPCE_MEM_DEVICE 0x2u
+
+/* Returned by an op of an MPCE_IMPL_ASYNC implementation whose call carries a
+ * completion: the work is queued, and host->complete(host, call->done, ...)
+ * will be called exactly once, from any thread, when it is finished. */
+#define MPCE_OP_PENDING 0x10000
+
+/* Engine-owned; only ever passed back to host->complete. */
+struct mpce_completion;
+
+/* The second argument of every data op. */
+struct mpce_call {
+    size_t struct_size;
+    /* MPCE_MEM_HOST: the op's buffers are host pointers. MPCE_MEM_DEVICE:
+     * they are addresses returned by the implementation's device alloc, plus
+     * offsets; keys and key arrays (DPF) are always host memory. */
+    uint32_t memory;
+    /* The device queue the work goes on (mpce_device.queue_new), or NULL:
+     * the module's choice (a host-memory call, which the engine waits for). */
+    void *queue;
+    /* Non-NULL: the op may return MPCE_OP_PENDING (ASYNC implementations
+     * only). NULL: the op must finish before it returns. */
+    struct mpce_completion *done;
+};
+
+/* ---- services the engine offers a module --------------------------------- */
+
+/* One host per module per engine, valid from probe until fini returns. */
 struct mpce_host {
     size_t struct_size;
     uint32_t abi_major;
     uint32_t abi_minor;
-    /* Informational message tagged with the plugin (level 0 info, 1 warning). */
-    void (*log)(const struct mpce_host *host, int level, const char *fmt, ...)
+    /* A message for the embedding application's log callback, tagged with
+     * the plugin's name; never printed by the library itself. */
+    void (*log)(const struct mpce_host *host, mpce_log_level level, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
     /* Detail for the op that is about to return an error (thread-local). */
     void (*set_error)(const struct mpce_host *host, const char *fmt, ...)
         __attribute__((format(printf, 2, 3)));
+    /* An environment variable under the engine's rules: NULL in root and
+     * setuid/setgid processes and in engines made with MPCE_OPT_NO_ENV. */
+    const char *(*getenv)(const struct mpce_host *host, const char *name);
+    /* Finish an op that returned MPCE_OP_PENDING: status 0 or an
+     * mpce_status, message NULL or one line saying what went wrong (copied). */
+    void (*complete)(const struct mpce_host *host, struct mpce_completion *done, int status,
+                     const char *message);
     void *host_data; /* engine private */
 };
 
-/* PRG state holds m (1..8) expanded AES-128 keys. */
-struct mpce_prg_vtable {
-    size_t struct_size;
-    int (*ctx_new)(const uint8_t *keys, size_t m, void **state);
-    void (*ctx_free)(void *state);
-    int (*ecb)(void *state, size_t key_index, const uint8_t *in, uint8_t *out, size_t n);
-    int (*mmo)(void *state, const uint8_t *seeds, uint8_t *out, size_t n);
-    int (*ctr)(void *state, size_t key_index, uint64_t c0, uint8_t *out, size_t n);
-};
+/* ---- the ops, written once -----------------------------------------------
+ *
+ * Each primitive's ops are listed once below, in table order:
+ *   OP(prim, name, since_minor, required, return_type, ARGS)
+ * where ARGS is a sequence (type, name)(type, name)... of the parameters after
+ * the first, `void *self`: the module state for ctx_new, the op state (what
+ * ctx_new made) for every other op. These lists generate the op-table structs
+ * here, and in the engine the per-minor table sizes, the required-op checks,
+ * the libffi call descriptors and the typed call wrappers, so the compiler
+ * checks every one of them against this single definition. Ops are only ever
+ * appended, with the minor that added them.
+ */
+
+/* PRG state: m (1..8) AES-128 keys, expanded once in ctx_new. */
+#define MPCE_PRG_OPS(OP)                                                                   \
+    OP(prg, ctx_new, 0, 1, int, (const uint8_t *, keys)(size_t, m)(void **, state))        \
+    OP(prg, ctx_free, 0, 1, void, )                                                        \
+    /* out[i] = AES_{keys[key_index]}(in[i]); in == out allowed */                         \
+    OP(prg, ecb, 0, 1, int,                                                                \
+       (const struct mpce_call *, call)(size_t, key_index)(const uint8_t *, in)            \
+       (uint8_t *, out)(size_t, n))                                                        \
+    /* out[i*m + j] = AES_{keys[j]}(seeds[i]) ^ seeds[i] */                                \
+    OP(prg, mmo, 0, 1, int,                                                                \
+       (const struct mpce_call *, call)(const uint8_t *, seeds)(uint8_t *, out)(size_t, n)) \
+    /* out[i] = AES_{keys[key_index]}(LE64(c0 + i mod 2^64) || 0^64) */                    \
+    OP(prg, ctr, 0, 1, int,                                                                \
+       (const struct mpce_call *, call)(size_t, key_index)(uint64_t, c0)(uint8_t *, out)   \
+       (size_t, n))
 
 /* NTT state for degree n and l moduli; the engine has checked every q and
  * found psi[i], the primitive 2n-th root of unity of SPEC.md for q[i]. */
-struct mpce_ntt_vtable {
-    size_t struct_size;
-    int (*ctx_new)(size_t n, size_t l, const uint64_t *q, const uint64_t *psi, void **state);
-    void (*ctx_free)(void *state);
-    int (*forward)(void *state, const uint64_t *in, uint64_t *out, size_t batch);
-    int (*inverse)(void *state, const uint64_t *in, uint64_t *out, size_t batch);
-    int (*mul)(void *state, const uint64_t *a, const uint64_t *b, uint64_t *out, size_t batch);
-};
+#define MPCE_NTT_OPS(OP)                                                                   \
+    OP(ntt, ctx_new, 0, 1, int,                                                            \
+       (size_t, n)(size_t, l)(const uint64_t *, q)(const uint64_t *, psi)(void **, state))  \
+    OP(ntt, ctx_free, 0, 1, void, )                                                        \
+    OP(ntt, forward, 0, 1, int,                                                            \
+       (const struct mpce_call *, call)(const uint64_t *, in)(uint64_t *, out)             \
+       (size_t, batch))                                                                    \
+    OP(ntt, inverse, 0, 1, int,                                                            \
+       (const struct mpce_call *, call)(const uint64_t *, in)(uint64_t *, out)             \
+       (size_t, batch))                                                                    \
+    OP(ntt, mul, 0, 1, int,                                                                \
+       (const struct mpce_call *, call)(const uint64_t *, a)(const uint64_t *, b)          \
+       (uint64_t *, out)(size_t, batch))
 
-/* LPN state for a seed and logk; table holds 2^logk blocks. */
-struct mpce_lpn_vtable {
-    size_t struct_size;
-    int (*ctx_new)(const uint8_t seed[16], unsigned logk, void **state);
-    void (*ctx_free)(void *state);
-    int (*fold)(void *state, uint64_t c0, const uint8_t *table, uint8_t *out, size_t n);
-};
+/* LPN state for a seed and logk; the table holds 2^logk blocks. */
+#define MPCE_LPN_OPS(OP)                                                                   \
+    OP(lpn, ctx_new, 0, 1, int, (const uint8_t *, seed)(unsigned, logk)(void **, state))   \
+    OP(lpn, ctx_free, 0, 1, void, )                                                        \
+    OP(lpn, fold, 0, 1, int,                                                               \
+       (const struct mpce_call *, call)(uint64_t, c0)(const uint8_t *, table)              \
+       (uint8_t *, out)(size_t, n))
+
+/* DPF state for domain bits, group and PRG keys (those of every key given).
+ * gen: s0, s1 have their t-bits clear; beta is as in mpce_dpf_gen (t-bit
+ * clear for bytes); fills both keys completely. evalall: 2^bits outputs,
+ * bits <= 32. evalall_range (since 2.1, optional): the outputs for x in
+ * [x_begin, x_end) only, x_begin's first, so the engine can split one
+ * full-domain evaluation over its worker threads. */
+#define MPCE_DPF_OPS(OP)                                                                   \
+    OP(dpf, ctx_new, 0, 1, int,                                                            \
+       (unsigned, bits)(unsigned, group)(const uint8_t *, kl)(const uint8_t *, kr)         \
+       (void **, state))                                                                   \
+    OP(dpf, ctx_free, 0, 1, void, )                                                        \
+    OP(dpf, gen, 0, 1, int,                                                                \
+       (const struct mpce_call *, call)(uint64_t, alpha)(const uint8_t *, beta)            \
+       (const uint8_t *, s0)(const uint8_t *, s1)(struct mpce_dpf_key_v1 *, key0)          \
+       (struct mpce_dpf_key_v1 *, key1))                                                   \
+    OP(dpf, eval, 0, 1, int,                                                               \
+       (const struct mpce_call *, call)(const struct mpce_dpf_key_v1 *, key)               \
+       (const uint64_t *, points)(size_t, npoints)(uint8_t *, out))                        \
+    OP(dpf, eval_keys, 0, 1, int,                                                          \
+       (const struct mpce_call *, call)(const struct mpce_dpf_key_v1 *const *, keys)       \
+       (const uint64_t *, points)(size_t, nkeys)(uint8_t *, out))                          \
+    OP(dpf, evalall, 0, 1, int,                                                            \
+       (const struct mpce_call *, call)(const struct mpce_dpf_key_v1 *, key)               \
+       (uint8_t *, out))                                                                   \
+    OP(dpf, evalall_range, 1, 0, int,                                                      \
+       (const struct mpce_call *, call)(const struct mpce_dpf_key_v1 *, key)               \
+       (uint64_t, x_begin)(uint64_t, x_end)(uint8_t *, out))
+
+/* Every primitive, in mpce_primitive order. */
+#define MPCE_ALL_OPS(OP) MPCE_PRG_OPS(OP) MPCE_NTT_OPS(OP) MPCE_LPN_OPS(OP) MPCE_DPF_OPS(OP)
+
+/* Sequence helpers: MPCE_PARAMS((t, a)(u, b)) is `, t a , u b`;
+ * MPCE_ARG_NAMES((t, a)(u, b)) is `, a , b`. Each step expands to its text
+ * and the name of the next step; the last step's name is pasted with _END,
+ * which expands to nothing. */
+#define MPCE__CAT(a, b) MPCE__CAT_I(a, b)
+#define MPCE__CAT_I(a, b) a##b
+#define MPCE__END(...) MPCE__END_I(__VA_ARGS__)
+#define MPCE__END_I(...) __VA_ARGS__##_END
+#define MPCE_PARAMS(seq) MPCE__END(MPCE__PA seq)
+#define MPCE__PA(t, n) , t n MPCE__PB
+#define MPCE__PB(t, n) , t n MPCE__PA
+#define MPCE__PA_END
+#define MPCE__PB_END
+#define MPCE_ARG_NAMES(seq) MPCE__END(MPCE__NA seq)
+#define MPCE__NA(t, n) , n MPCE__NB
+#define MPCE__NB(t, n) , n MPCE__NA
+#define MPCE__NA_END
+#define MPCE__NB_END
 
 /* A parsed, validated DPF key (format v1 fields, fixed size). */
 struct mpce_dpf_key_v1 {
@@ -87,27 +226,82 @@ struct mpce_dpf_key_v1 {
     uint8_t cw_out[16];    /* u64: 8-byte LE value then 8 zero bytes */
 };
 
-/* DPF state for domain bits, group and PRG keys (those of every key given). */
-struct mpce_dpf_vtable {
+/* The op tables: struct mpce_prg_ops, mpce_ntt_ops, mpce_lpn_ops, mpce_dpf_ops. */
+#define MPCE__OP_MEMBER(prim, name, since, required, ret, args) ret (*name)(void *self MPCE_PARAMS(args));
+struct mpce_prg_ops {
     size_t struct_size;
-    int (*ctx_new)(unsigned bits, unsigned group, const uint8_t kl[16], const uint8_t kr[16],
-                   void **state);
-    void (*ctx_free)(void *state);
-    /* s0, s1 have their t-bits clear; beta is as in mpce_dpf_gen (t-bit clear
-     * for bytes). Fills both keys completely. */
-    int (*gen)(void *state, uint64_t alpha, const uint8_t beta[16], const uint8_t s0[16],
-               const uint8_t s1[16], struct mpce_dpf_key_v1 *key0,
-               struct mpce_dpf_key_v1 *key1);
-    int (*eval)(void *state, const struct mpce_dpf_key_v1 *key, const uint64_t *points,
-                size_t npoints, uint8_t *out);
-    int (*eval_keys)(void *state, const struct mpce_dpf_key_v1 *const *keys,
-                     const uint64_t *points, size_t nkeys, uint8_t *out);
-    /* 2^bits outputs, bits <= 32. */
-    int (*evalall)(void *state, const struct mpce_dpf_key_v1 *key, uint8_t *out);
-    /* The outputs for x in [x_begin, x_end) only, x_begin's first: a slice of
-     * evalall, so the engine can split one over its worker threads. */
-    int (*evalall_range)(void *state, const struct mpce_dpf_key_v1 *key, uint64_t x_begin,
-                         uint64_t x_end, uint8_t *out);
+    MPCE_PRG_OPS(MPCE__OP_MEMBER)
+};
+struct mpce_ntt_ops {
+    size_t struct_size;
+    MPCE_NTT_OPS(MPCE__OP_MEMBER)
+};
+struct mpce_lpn_ops {
+    size_t struct_size;
+    MPCE_LPN_OPS(MPCE__OP_MEMBER)
+};
+struct mpce_dpf_ops {
+    size_t struct_size;
+    MPCE_DPF_OPS(MPCE__OP_MEMBER)
+};
+#undef MPCE__OP_MEMBER
+
+/* ---- devices ------------------------------------------------------------- */
+
+/*
+ * A device whose memory a module's implementations can work in. Its name is
+ * the memory kind applications ask for (mpce_buffer_new(e, "NAME", ...)).
+ * Work on a device goes on queues: in-order streams of copies and ops, each
+ * finished through host->complete when it returned MPCE_OP_PENDING. Device
+ * addresses are opaque to the engine, which only adds offsets to them.
+ */
+struct mpce_device {
+    size_t struct_size;
+    const char *name;      /* unique in the engine, e.g. "cuda0" */
+    int (*alloc)(void *module_state, size_t bytes, void **addr);
+    /* addr exactly as alloc returned it, only after every queued use of it
+     * has completed. */
+    void (*free)(void *module_state, void *addr);
+    int (*queue_new)(void *module_state, void **queue);
+    /* Only after every op and copy queued on it has completed. */
+    void (*queue_free)(void *module_state, void *queue);
+    /* len bytes from host src to device dst, device src to host dst, and
+     * device to device; the host memory stays valid until completion. */
+    int (*upload)(void *module_state, const struct mpce_call *call, void *dst, const void *src,
+                  size_t len);
+    int (*download)(void *module_state, const struct mpce_call *call, void *dst,
+                    const void *src, size_t len);
+    int (*copy)(void *module_state, const struct mpce_call *call, void *dst, const void *src,
+                size_t len);
+};
+
+/* ---- implementations ----------------------------------------------------- */
+
+/* Classes and their priority ranges: a priority outside its class's range is
+ * clamped into it, so a module cannot outrank a whole class by number. */
+#define MPCE_CLASS_PORTABLE 0u /* plain C: priorities 1..199 */
+#define MPCE_CLASS_SIMD 1u     /* CPU vector/crypto instructions: 200..399 */
+#define MPCE_CLASS_ACCEL 2u    /* GPUs and other devices: 400..599 */
+
+/* The parameters a context was made with, for serves(). */
+struct mpce_params {
+    size_t struct_size;
+    uint32_t primitive;    /* mpce_primitive */
+    size_t prg_keys;       /* prg: m */
+    size_t ntt_n;          /* ntt: degree */
+    size_t ntt_l;          /* ntt: moduli */
+    const uint64_t *ntt_q; /* ntt: the l moduli */
+    unsigned lpn_logk;     /* lpn */
+    unsigned dpf_bits;     /* dpf */
+    unsigned dpf_group;    /* dpf: 0 bytes, 1 u64 */
+};
+
+/* The shape of a call, for serves(). */
+struct mpce_shape {
+    size_t struct_size;
+    const char *op;        /* "prg.ecb", "ntt.forward", "dpf.evalall", ... */
+    uint32_t memory;       /* MPCE_MEM_HOST or MPCE_MEM_DEVICE */
+    uint64_t units;        /* blocks, polynomials, outputs, points, keys or leaves */
 };
 
 /* One implementation of one primitive. */
@@ -115,28 +309,47 @@ struct mpce_impl {
     size_t struct_size;
     uint32_t primitive;      /* mpce_primitive */
     const char *name;        /* unique, e.g. "prg-aesni-vaes512" */
-    int priority;            /* soft 100, SIMD 300, accelerator 400 */
-    uint32_t flags;          /* MPCE_IMPL_* */
-    const void *vtable;      /* struct mpce_<primitive>_vtable */
-    /* NULL: runs wherever the plugin does. Else 0 if this CPU/device can run
-     * it, non-zero with a reason in why (e.g. "no AVX-512F") if not. */
-    int (*probe)(const struct mpce_host *host, char *why, size_t why_len);
+    uint32_t impl_class;     /* MPCE_CLASS_* */
+    int priority;            /* within the class's range; higher wins */
+    uint32_t flags;          /* one of MPCE_IMPL_CONSTANT_TIME/VARIABLE_TIME, [ASYNC] */
+    uint32_t memory;         /* MPCE_MEM_HOST [| MPCE_MEM_DEVICE] */
+    const struct mpce_device *device; /* MPCE_MEM_DEVICE: one of the module's devices */
+    const void *ops;         /* struct mpce_<primitive>_ops */
+    /* Optional. 0 if this CPU/device can run it, else non-zero with the
+     * reason in why (e.g. "no AVX-512F"). */
+    int (*probe)(void *module_state, char *why, size_t why_len);
+    /* Optional. 0 if it serves calls of this shape on a context of these
+     * parameters (shape NULL: any call on it), else non-zero with the reason.
+     * Asked before any state is built; answer alike for shapes of one size
+     * class. Refusing a context is also possible from ctx_new with
+     * MPCE_ERR_NOIMPL. */
+    int (*serves)(void *module_state, const struct mpce_params *params,
+                  const struct mpce_shape *shape, char *why, size_t why_len);
 };
 
-/* What the entry symbol returns; static storage owned by the module. */
+/* What the entry symbol returns; storage owned by the module. */
 struct mpce_plugin {
     size_t struct_size;
     uint32_t abi_major;
     uint32_t abi_minor;
     const char *name;        /* unique plugin name, e.g. "aesni" */
     const char *version;
-    /* NULL or 0: usable here; non-zero: the whole module is skipped with why. */
+    /* Optional: 0 if the module can run here, else non-zero with why. */
     int (*probe)(const struct mpce_host *host, char *why, size_t why_len);
+    /* Optional: build the module's state for one engine (0, or non-zero with
+     * why: the module is skipped); fini tears it down. */
+    int (*init)(const struct mpce_host *host, void **module_state, char *why, size_t why_len);
+    void (*fini)(void *module_state);
+    /* Optional: one line on what the module found here ("CPU: AES-NI VAES",
+     * a device and driver), shown after the version in listings. */
+    void (*describe)(void *module_state, char *buf, size_t len);
+    size_t n_devices;
+    const struct mpce_device *const *devices;
     size_t n_impls;
     const struct mpce_impl *const *impls;
 };
 
-typedef const struct mpce_plugin *(*mpce_plugin_entry_fn)(const struct mpce_host *host);
+typedef const struct mpce_plugin *(*mpce_plugin_entry_fn)(void);
 
 #ifdef __cplusplus
 }

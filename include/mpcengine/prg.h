@@ -1,13 +1,17 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * AES-128 PRG (SPEC.md section 1). A block is 16 bytes in memory order.
  *
- * Every operation takes `impl`: NULL or "auto" for the engine's choice, or an
- * implementation name from `mpcengine list` (error if unknown, skipped, failed
- * its self-test or not allowed by policy).
+ * Every operation takes `impl`: NULL or "auto" for the engine's choice for
+ * this op and size class (common.h, mpce_routes), or an implementation name
+ * from `mpcengine list` (error if unknown, skipped, failed its self-test, not
+ * allowed by policy or not serving the call). The *_buf forms take buffers and
+ * a queue of one memory kind (buffer.h).
  */
 #ifndef MPCENGINE_PRG_H
 #define MPCENGINE_PRG_H
 
+#include "buffer.h"
 #include "common.h"
 
 #ifdef __cplusplus
@@ -38,6 +42,23 @@ MPCE_API mpce_status mpce_prg_mmo(mpce_prg *ctx, const char *impl,
 /* out[i] = AES_{keys[key_index]}(LE64(c0 + i mod 2^64) || 0^64), n blocks. */
 MPCE_API mpce_status mpce_prg_ctr(mpce_prg *ctx, const char *impl, size_t key_index,
                                   uint64_t c0, uint8_t *out, size_t n);
+
+/* Buffer forms: in and out hold n blocks (out n*m for mmo) and may be the
+ * same buffer for ecb. */
+MPCE_API mpce_status mpce_prg_ecb_buf(mpce_prg *ctx, mpce_queue *queue, const char *impl,
+                                      size_t key_index, const mpce_buffer *in, mpce_buffer *out,
+                                      size_t n);
+MPCE_API mpce_status mpce_prg_mmo_buf(mpce_prg *ctx, mpce_queue *queue, const char *impl,
+                                      const mpce_buffer *seeds, mpce_buffer *out, size_t n);
+MPCE_API mpce_status mpce_prg_ctr_buf(mpce_prg *ctx, mpce_queue *queue, const char *impl,
+                                      size_t key_index, uint64_t c0, mpce_buffer *out,
+                                      size_t n);
+
+/* The implementation a call of op ("prg.ecb", "prg.mmo", "prg.ctr") over n
+ * blocks (mmo: n seeds) on host memory would run with this impl argument;
+ * *name stays valid while the engine lives. */
+MPCE_API mpce_status mpce_prg_resolve(mpce_prg *ctx, const char *impl, const char *op, size_t n,
+                                      const char **name);
 
 #ifdef __cplusplus
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * AES-128 with AES-NI on xmm registers (compiled with -maes -msse4.1). One
  * aesenc has a latency of several cycles but more than one issues per cycle,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * AES-128 with VAES on ymm registers (compiled with -mvaes -mavx2 -maes):
  * two blocks per register, 8 registers (16 blocks) in flight. Round keys

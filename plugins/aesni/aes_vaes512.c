@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * AES-128 with VAES on zmm registers (compiled with -mvaes -mavx512f
  * -mavx512bw -maes): four blocks per register, 8 registers (32 blocks) in

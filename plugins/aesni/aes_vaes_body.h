@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The VAES kernels, written once for both register widths. Not a header of
  * its own: aes_vaes256.c and aes_vaes512.c include it last, each compiled

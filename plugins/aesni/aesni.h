@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The x86-64 backend: what its files share. Kernels that need an ISA live in
  * files compiled with that ISA's flags (aes_ni.c, aes_vaes256.c,
@@ -13,7 +14,7 @@
 #include "mpcengine/plugin.h"
 
 /* CPU features this plugin cares about, after the OS-support checks (XCR0)
- * and after MPCENGINE_AESNI_DISABLE has masked some off. */
+ * and, in a module state, after MPCENGINE_AESNI_DISABLE has masked some off. */
 struct aesni_cpu {
     int aes;        /* AES-NI + SSE4.1 */
     int avx2;       /* AVX2 with OS ymm state */
@@ -25,13 +26,25 @@ struct aesni_cpu {
     int avx512ifma;
 };
 
-/* Probed once; thread-safe. */
-const struct aesni_cpu *aesni_cpu(void);
-/* "AES-NI AVX2 VAES AVX-512F ..." for listings, and what was masked. */
-void aesni_cpu_describe(char *buf, size_t len);
+/* What CPUID and XCR0 say, probed once per process; thread-safe. */
+const struct aesni_cpu *aesni_cpu_raw(void);
 
-/* The plugin's host, for set_error. */
-extern const struct mpce_host *aesni_host;
+/* The module state of one engine: its host and the CPU as that engine may
+ * use it (MPCENGINE_AESNI_DISABLE, read through the host under the engine's
+ * environment rules, masks features off so the refusals can be tried on
+ * any machine). */
+struct aesni_module {
+    const struct mpce_host *host;
+    struct aesni_cpu cpu;
+    char masked[128]; /* the features masked, comma-separated */
+};
+
+/* cpu = the raw features less those named by the host's
+ * MPCENGINE_AESNI_DISABLE. */
+void aesni_cpu_masked(const struct mpce_host *host, struct aesni_cpu *cpu, char *masked,
+                      size_t masked_len);
+/* "AES-NI AVX2 VAES AVX-512F ..." and what was masked, for listings. */
+void aesni_cpu_describe(const struct aesni_cpu *cpu, const char *masked, char *buf, size_t len);
 
 /* ---- AES kernels (one per ISA file) --------------------------------------
  * A schedule holds m (1..8) expanded AES-128 keys, the 11 standard round keys
@@ -92,24 +105,29 @@ struct aesni_aes_kernel {
 extern const struct aesni_aes_kernel aesni_kernel_ni;       /* aes_ni.c */
 extern const struct aesni_aes_kernel aesni_kernel_vaes256;  /* aes_vaes256.c */
 extern const struct aesni_aes_kernel aesni_kernel_vaes512;  /* aes_vaes512.c */
-/* The fastest kernel this CPU runs (vaes512 > vaes256 > ni), for LPN/DPF. */
-const struct aesni_aes_kernel *aesni_best_kernel(void);
+/* The fastest kernel the module's CPU runs (vaes512 > vaes256 > ni), for
+ * LPN/DPF. */
+const struct aesni_aes_kernel *aesni_best_kernel(const struct aesni_module *module);
 
 /* ---- the PRG state (prg.c), shared with lpn.c and dpf.c -------------------- */
 struct aesni_prg {
     struct aesni_sched ks; /* first: the state is allocated 64-byte aligned */
     const struct aesni_aes_kernel *kernel;
 };
-/* The PRG vtable of aesni_best_kernel(). */
-const struct mpce_prg_vtable *aesni_best_prg_vtable(void);
+/* The PRG ops of aesni_best_kernel(module). */
+const struct mpce_prg_ops *aesni_best_prg_ops(const struct aesni_module *module);
 
-/* ---- vtables (prg.c, ntt.c, lpn.c, dpf.c) --------------------------------- */
-extern const struct mpce_prg_vtable aesni_prg_ni_vtable;
-extern const struct mpce_prg_vtable aesni_prg_vaes256_vtable;
-extern const struct mpce_prg_vtable aesni_prg_vaes512_vtable;
-extern const struct mpce_ntt_vtable aesni_ntt_avx512_vtable;
-extern const struct mpce_ntt_vtable aesni_ntt_ifma_vtable;
-extern const struct mpce_lpn_vtable aesni_lpn_vtable;
-extern const struct mpce_dpf_vtable aesni_dpf_vtable;
+/* ---- op tables (prg.c, ntt.c, lpn.c, dpf.c) ------------------------------- */
+extern const struct mpce_prg_ops aesni_prg_ni_ops;
+extern const struct mpce_prg_ops aesni_prg_vaes256_ops;
+extern const struct mpce_prg_ops aesni_prg_vaes512_ops;
+extern const struct mpce_ntt_ops aesni_ntt_avx512_ops;
+extern const struct mpce_ntt_ops aesni_ntt_ifma_ops;
+extern const struct mpce_lpn_ops aesni_lpn_ops;
+extern const struct mpce_dpf_ops aesni_dpf_ops;
+
+/* IFMA's 52-bit lazy values need every modulus below this (ntt_kernels.h). */
+int aesni_ntt_ifma_serves(void *module_state, const struct mpce_params *params,
+                          const struct mpce_shape *shape, char *why, size_t why_len);
 
 #endif

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* CPUID probing: what the CPU has and the OS has enabled. */
 #include "config.h"
 
@@ -9,8 +10,7 @@
 
 #include "plugins/aesni/aesni.h"
 
-static struct aesni_cpu cpu;
-static char masked[128];
+static struct aesni_cpu raw;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 static uint64_t xgetbv0(void)
@@ -21,15 +21,15 @@ static uint64_t xgetbv0(void)
 }
 
 /* MPCENGINE_AESNI_DISABLE=avx512,vaes,... hides features, so the refusal
- * paths (a CPU without AVX-512) can be exercised on any machine. Read with
- * secure_getenv: it only ever removes capabilities. */
-static void apply_mask(void)
+ * paths (a CPU without AVX-512) can be exercised on any machine. Read
+ * through the host, so it obeys the engine's environment rules like every
+ * other variable (ignored by root and setuid programs). */
+void aesni_cpu_masked(const struct mpce_host *host, struct aesni_cpu *cpu, char *masked,
+                      size_t masked_len)
 {
-#ifdef HAVE_SECURE_GETENV
-    const char *env = secure_getenv("MPCENGINE_AESNI_DISABLE");
-#else
-    const char *env = getenv("MPCENGINE_AESNI_DISABLE");
-#endif
+    *cpu = *aesni_cpu_raw();
+    masked[0] = '\0';
+    const char *env = host && host->getenv ? host->getenv(host, "MPCENGINE_AESNI_DISABLE") : NULL;
     if (!env || !*env)
         return;
     static const struct {
@@ -53,53 +53,51 @@ static void apply_mask(void)
     for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
             if (strcmp(tok, names[i].name) == 0) {
-                *(int *)((char *)&cpu + names[i].off) = 0;
+                *(int *)((char *)cpu + names[i].off) = 0;
                 size_t used = strlen(masked);
-                snprintf(masked + used, sizeof(masked) - used, "%s%s", used ? "," : "", tok);
+                snprintf(masked + used, masked_len - used, "%s%s", used ? "," : "", tok);
             }
         }
     }
-    if (!cpu.aes)
-        cpu.vaes = 0;
+    if (!cpu->aes)
+        cpu->vaes = 0;
     /* Everything 512-bit needs AVX-512F. */
-    if (!cpu.avx512f)
-        cpu.avx512dq = cpu.avx512bw = cpu.avx512vl = cpu.avx512ifma = 0;
+    if (!cpu->avx512f)
+        cpu->avx512dq = cpu->avx512bw = cpu->avx512vl = cpu->avx512ifma = 0;
 }
 
 static void probe(void)
 {
+    struct aesni_cpu *const cpu = &raw;
     unsigned a, b, c, d;
     if (!__get_cpuid(1, &a, &b, &c, &d))
         return;
     int aes = (c >> 25) & 1, sse41 = (c >> 19) & 1, osxsave = (c >> 27) & 1;
     int avx = (c >> 28) & 1;
-    cpu.aes = aes && sse41;
+    cpu->aes = aes && sse41;
     uint64_t xcr0 = osxsave ? xgetbv0() : 0;
     int os_ymm = (xcr0 & 0x6) == 0x6;
     int os_zmm = (xcr0 & 0xe6) == 0xe6;
     if (__get_cpuid_max(0, NULL) < 7)
-        goto done;
+        return;
     __cpuid_count(7, 0, a, b, c, d);
-    cpu.avx2 = avx && os_ymm && ((b >> 5) & 1);
-    cpu.vaes = cpu.aes && os_ymm && ((c >> 9) & 1);
-    cpu.avx512f = os_zmm && ((b >> 16) & 1);
-    cpu.avx512dq = cpu.avx512f && ((b >> 17) & 1);
-    cpu.avx512ifma = cpu.avx512f && ((b >> 21) & 1);
-    cpu.avx512bw = cpu.avx512f && ((b >> 30) & 1);
-    cpu.avx512vl = cpu.avx512f && ((b >> 31) & 1);
-done:
-    apply_mask();
+    cpu->avx2 = avx && os_ymm && ((b >> 5) & 1);
+    cpu->vaes = cpu->aes && os_ymm && ((c >> 9) & 1);
+    cpu->avx512f = os_zmm && ((b >> 16) & 1);
+    cpu->avx512dq = cpu->avx512f && ((b >> 17) & 1);
+    cpu->avx512ifma = cpu->avx512f && ((b >> 21) & 1);
+    cpu->avx512bw = cpu->avx512f && ((b >> 30) & 1);
+    cpu->avx512vl = cpu->avx512f && ((b >> 31) & 1);
 }
 
-const struct aesni_cpu *aesni_cpu(void)
+const struct aesni_cpu *aesni_cpu_raw(void)
 {
     pthread_once(&once, probe);
-    return &cpu;
+    return &raw;
 }
 
-void aesni_cpu_describe(char *buf, size_t len)
+void aesni_cpu_describe(const struct aesni_cpu *f, const char *masked, char *buf, size_t len)
 {
-    const struct aesni_cpu *f = aesni_cpu();
     snprintf(buf, len, "%s%s%s%s%s%s%s%s%s%s", f->aes ? "AES-NI " : "", f->avx2 ? "AVX2 " : "",
              f->vaes ? "VAES " : "", f->avx512f ? "AVX-512F " : "", f->avx512dq ? "DQ " : "",
              f->avx512bw ? "BW " : "", f->avx512vl ? "VL " : "", f->avx512ifma ? "IFMA " : "",

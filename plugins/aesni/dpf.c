@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The aesni DPF: the shared tree walks over the fastest AES kernel this CPU
  * runs, with that kernel's fused node operations. */
 #include "config.h"
@@ -45,12 +46,12 @@ static const struct mpce_dpf_accel accel_basic = {.expand = expand, .step = step
 static const struct mpce_dpf_accel accel_fused = {
     .expand = expand, .step = step, .expand_leaves = expand_leaves, .walk = walk};
 
-/* The PRG state's kernel is aesni_best_kernel(): offer what it has. */
-static const struct mpce_dpf_accel *aesni_dpf_accel(void)
+/* The PRG state's kernel is aesni_best_kernel(module): offer what it has. */
+static const struct mpce_dpf_accel *aesni_dpf_accel(const struct aesni_module *module)
 {
-    const struct aesni_aes_kernel *k = aesni_best_kernel();
+    const struct aesni_aes_kernel *k = aesni_best_kernel(module);
 
     return k->dpf_expand_leaves != NULL && k->dpf_walk != NULL ? &accel_fused : &accel_basic;
 }
 
-MPCE_DPF_VTABLE(aesni_dpf_vtable, aesni_best_prg_vtable(), aesni_dpf_accel());
+MPCE_DPF_SKELETON_OPS(aesni_dpf_ops, aesni_best_prg_ops(module), aesni_dpf_accel(module));

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The x86-64 NTT implementations: the shared Harvey tables and state, the
  * AVX-512 or IFMA kernels for every row of at least AESNI_NTT_VEC_MIN_N
@@ -6,6 +7,7 @@
 #include "config.h"
 
 #include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "plugins/aesni/aesni.h"
@@ -49,7 +51,8 @@ static int mul_rows(const struct mpce_harvey_state *s, mul_fn fn, const uint64_t
     return 0;
 }
 
-static int ntt_new(size_t n, size_t l, const uint64_t *q, const uint64_t *psi, void **state)
+static int ntt_new(void *module, size_t n, size_t l, const uint64_t *q, const uint64_t *psi,
+                   void **state)
 {
     struct mpce_harvey_state *s = NULL;
     int rc = mpce_harvey_state_new(n, l, q, psi, &s);
@@ -65,24 +68,26 @@ static void ntt_free(void *state)
 
 /* ---- AVX-512F/DQ: any q < 2^61 ------------------------------------------ */
 
-static int avx512_forward(void *state, const uint64_t *in, uint64_t *out, size_t batch)
+static int avx512_forward(void *state, const struct mpce_call *call, const uint64_t *in,
+                          uint64_t *out, size_t batch)
 {
     return run_rows(state, aesni_ntt_avx512_forward, mpce_harvey_forward_row, in, out, batch);
 }
 
-static int avx512_inverse(void *state, const uint64_t *in, uint64_t *out, size_t batch)
+static int avx512_inverse(void *state, const struct mpce_call *call, const uint64_t *in,
+                          uint64_t *out, size_t batch)
 {
     return run_rows(state, aesni_ntt_avx512_inverse, mpce_harvey_inverse_row, in, out, batch);
 }
 
-static int avx512_mul(void *state, const uint64_t *a, const uint64_t *b, uint64_t *out,
-                      size_t batch)
+static int avx512_mul(void *state, const struct mpce_call *call, const uint64_t *a,
+                      const uint64_t *b, uint64_t *out, size_t batch)
 {
     return mul_rows(state, aesni_ntt_avx512_mul, a, b, out, batch);
 }
 
-const struct mpce_ntt_vtable aesni_ntt_avx512_vtable = {
-    .struct_size = sizeof(struct mpce_ntt_vtable),
+const struct mpce_ntt_ops aesni_ntt_avx512_ops = {
+    .struct_size = sizeof(struct mpce_ntt_ops),
     .ctx_new = ntt_new,
     .ctx_free = ntt_free,
     .forward = avx512_forward,
@@ -92,39 +97,58 @@ const struct mpce_ntt_vtable aesni_ntt_avx512_vtable = {
 
 /* ---- IFMA: q < 2^50 only ------------------------------------------------ */
 
-static int ifma_new(size_t n, size_t l, const uint64_t *q, const uint64_t *psi, void **state)
+int aesni_ntt_ifma_serves(void *module_state, const struct mpce_params *params,
+                          const struct mpce_shape *shape, char *why, size_t why_len)
 {
+    for (size_t i = 0; i < params->ntt_l; i++) {
+        if (params->ntt_q[i] >= AESNI_NTT_IFMA_MAX_Q) {
+            snprintf(why, why_len,
+                     "moduli[%zu] = %" PRIu64 " needs q < 2^50 for IFMA (52-bit lazy values)", i,
+                     params->ntt_q[i]);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* serves() already refused larger moduli; checked again because a state
+ * built for one would compute wrong values. */
+static int ifma_new(void *module, size_t n, size_t l, const uint64_t *q, const uint64_t *psi,
+                    void **state)
+{
+    const struct aesni_module *mod = module;
     for (size_t i = 0; i < l; i++) {
         if (q[i] >= AESNI_NTT_IFMA_MAX_Q) {
-            if (aesni_host)
-                aesni_host->set_error(aesni_host,
-                                      "moduli[%zu] = %" PRIu64
-                                      " needs q < 2^50 for IFMA (52-bit lazy values)",
-                                      i, q[i]);
+            mod->host->set_error(mod->host,
+                                 "moduli[%zu] = %" PRIu64
+                                 " needs q < 2^50 for IFMA (52-bit lazy values)",
+                                 i, q[i]);
             return MPCE_ERR_NOIMPL;
         }
     }
-    return ntt_new(n, l, q, psi, state);
+    return ntt_new(module, n, l, q, psi, state);
 }
 
-static int ifma_forward(void *state, const uint64_t *in, uint64_t *out, size_t batch)
+static int ifma_forward(void *state, const struct mpce_call *call, const uint64_t *in,
+                        uint64_t *out, size_t batch)
 {
     return run_rows(state, aesni_ntt_ifma_forward, mpce_harvey_forward_row, in, out, batch);
 }
 
-static int ifma_inverse(void *state, const uint64_t *in, uint64_t *out, size_t batch)
+static int ifma_inverse(void *state, const struct mpce_call *call, const uint64_t *in,
+                        uint64_t *out, size_t batch)
 {
     return run_rows(state, aesni_ntt_ifma_inverse, mpce_harvey_inverse_row, in, out, batch);
 }
 
-static int ifma_mul(void *state, const uint64_t *a, const uint64_t *b, uint64_t *out,
-                    size_t batch)
+static int ifma_mul(void *state, const struct mpce_call *call, const uint64_t *a,
+                    const uint64_t *b, uint64_t *out, size_t batch)
 {
     return mul_rows(state, aesni_ntt_ifma_mul, a, b, out, batch);
 }
 
-const struct mpce_ntt_vtable aesni_ntt_ifma_vtable = {
-    .struct_size = sizeof(struct mpce_ntt_vtable),
+const struct mpce_ntt_ops aesni_ntt_ifma_ops = {
+    .struct_size = sizeof(struct mpce_ntt_ops),
     .ctx_new = ifma_new,
     .ctx_free = ntt_free,
     .forward = ifma_forward,

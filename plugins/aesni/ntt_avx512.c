@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * NTT kernels for AVX-512F/DQ, 8 words per vector, any q < 2^61. AVX-512
  * has no 64x64->128 multiply, so the Shoup quotient hi64(w' * y) is summed

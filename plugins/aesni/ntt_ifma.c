@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * NTT kernels for AVX-512 IFMA, moduli q < 2^50 only: every lazy value is
  * below 4q < 2^52, so it is one 52-bit limb and a Shoup product needs three

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The NTT kernels of the x86-64 module: what ntt.c (plain C) may call once
  * the CPU has been probed, and, below, the loop skeleton that both ISA files

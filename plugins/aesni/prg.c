@@ -1,5 +1,6 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The aesni PRG vtables: one per AES kernel, the state a schedule expanded
+ * The aesni PRG op tables: one per AES kernel, the state a schedule expanded
  * once in ctx_new plus the kernel that serves it. Plain C: it only reaches
  * ISA code through a kernel the CPU probe has allowed.
  */
@@ -10,16 +11,17 @@
 
 #include "plugins/aesni/aesni.h"
 
-static int prg_new(const struct aesni_aes_kernel *kernel, const uint8_t *keys, size_t m,
-                   void **state)
+static int prg_new(const struct aesni_aes_kernel *kernel, void *module, const uint8_t *keys,
+                   size_t m, void **state)
 {
+    const struct aesni_module *mod = module;
     /* aligned_alloc wants a multiple of the alignment. */
     size_t bytes = (sizeof(struct aesni_prg) + 63u) & ~(size_t)63u;
     struct aesni_prg *p = aligned_alloc(64, bytes);
 
     if (p == NULL) {
-        if (aesni_host && aesni_host->set_error)
-            aesni_host->set_error(aesni_host, "out of memory for %zu AES key schedules", m);
+        if (mod != NULL)
+            mod->host->set_error(mod->host, "out of memory for %zu AES key schedules", m);
         return MPCE_ERR_NOMEM;
     }
     aesni_sched_init(&p->ks, keys, m);
@@ -40,7 +42,7 @@ static void prg_free(void *state)
     free(state);
 }
 
-static int prg_ecb(void *state, size_t key_index, const uint8_t *in, uint8_t *out, size_t n)
+static int prg_ecb(void *state, const struct mpce_call *call, size_t key_index, const uint8_t *in, uint8_t *out, size_t n)
 {
     const struct aesni_prg *p = state;
 
@@ -48,7 +50,7 @@ static int prg_ecb(void *state, size_t key_index, const uint8_t *in, uint8_t *ou
     return 0;
 }
 
-static int prg_mmo(void *state, const uint8_t *seeds, uint8_t *out, size_t n)
+static int prg_mmo(void *state, const struct mpce_call *call, const uint8_t *seeds, uint8_t *out, size_t n)
 {
     const struct aesni_prg *p = state;
 
@@ -56,7 +58,7 @@ static int prg_mmo(void *state, const uint8_t *seeds, uint8_t *out, size_t n)
     return 0;
 }
 
-static int prg_ctr(void *state, size_t key_index, uint64_t c0, uint8_t *out, size_t n)
+static int prg_ctr(void *state, const struct mpce_call *call, size_t key_index, uint64_t c0, uint8_t *out, size_t n)
 {
     const struct aesni_prg *p = state;
 
@@ -64,13 +66,13 @@ static int prg_ctr(void *state, size_t key_index, uint64_t c0, uint8_t *out, siz
     return 0;
 }
 
-#define PRG_VTABLE(var, kern)                                                              \
-    static int var##_new(const uint8_t *keys, size_t m, void **state)                      \
+#define PRG_OPS(var, kern)                                                                 \
+    static int var##_new(void *module, const uint8_t *keys, size_t m, void **state)        \
     {                                                                                      \
-        return prg_new(&(kern), keys, m, state);                                           \
+        return prg_new(&(kern), module, keys, m, state);                                   \
     }                                                                                      \
-    const struct mpce_prg_vtable var = {                                                   \
-        .struct_size = sizeof(struct mpce_prg_vtable),                                     \
+    const struct mpce_prg_ops var = {                                                      \
+        .struct_size = sizeof(struct mpce_prg_ops),                                        \
         .ctx_new = var##_new,                                                              \
         .ctx_free = prg_free,                                                              \
         .ecb = prg_ecb,                                                                    \
@@ -78,13 +80,13 @@ static int prg_ctr(void *state, size_t key_index, uint64_t c0, uint8_t *out, siz
         .ctr = prg_ctr,                                                                    \
     }
 
-PRG_VTABLE(aesni_prg_ni_vtable, aesni_kernel_ni);
-PRG_VTABLE(aesni_prg_vaes256_vtable, aesni_kernel_vaes256);
-PRG_VTABLE(aesni_prg_vaes512_vtable, aesni_kernel_vaes512);
+PRG_OPS(aesni_prg_ni_ops, aesni_kernel_ni);
+PRG_OPS(aesni_prg_vaes256_ops, aesni_kernel_vaes256);
+PRG_OPS(aesni_prg_vaes512_ops, aesni_kernel_vaes512);
 
-const struct aesni_aes_kernel *aesni_best_kernel(void)
+const struct aesni_aes_kernel *aesni_best_kernel(const struct aesni_module *module)
 {
-    const struct aesni_cpu *f = aesni_cpu();
+    const struct aesni_cpu *f = &module->cpu;
 
     if (f->vaes && f->avx512f && f->avx512bw)
         return &aesni_kernel_vaes512;
@@ -93,13 +95,13 @@ const struct aesni_aes_kernel *aesni_best_kernel(void)
     return &aesni_kernel_ni;
 }
 
-const struct mpce_prg_vtable *aesni_best_prg_vtable(void)
+const struct mpce_prg_ops *aesni_best_prg_ops(const struct aesni_module *module)
 {
-    const struct aesni_aes_kernel *k = aesni_best_kernel();
+    const struct aesni_aes_kernel *k = aesni_best_kernel(module);
 
     if (k == &aesni_kernel_vaes512)
-        return &aesni_prg_vaes512_vtable;
+        return &aesni_prg_vaes512_ops;
     if (k == &aesni_kernel_vaes256)
-        return &aesni_prg_vaes256_vtable;
-    return &aesni_prg_ni_vtable;
+        return &aesni_prg_vaes256_ops;
+    return &aesni_prg_ni_ops;
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The DPF tree algorithms (SPEC.md section 4), written once over a batch PRG
  * for every backend. The backend supplies a PRG state holding two keys,
@@ -9,7 +10,7 @@
  * b's correction word whose t-bit carries that side's t correction: the
  * child's t-bit becomes its control bit. A backend may supply fused kernels
  * for the two node operations (struct mpce_dpf_accel); without them the
- * generic ones run over the PRG vtable.
+ * generic ones run over the PRG ops.
  *
  * Secrets (seeds, t-bits, alpha, beta, correction words) only ever select
  * through masks. Evaluation points are grouped by their bits: in the
@@ -26,6 +27,8 @@
 
 #include "mpcengine/common.h"
 #include "mpcengine/plugin.h"
+#include "plugins/common/host_call.h"
+#include "spec/spec.h"
 
 /* Points (or subtree roots) walked together: one PRG call (two for the
  * generic step) per level. */
@@ -72,7 +75,7 @@ struct mpce_dpf_accel {
 #define MPCE_DPF_NODES 2u
 
 struct mpce_dpf_walk {
-    const struct mpce_prg_vtable *prg;
+    const struct mpce_prg_ops *prg;
     void *prg_state;                    /* keys kL (index 0), kR (index 1) */
     const struct mpce_dpf_accel *accel; /* NULL: the generic node operations */
     unsigned bits;                      /* 1..64 */
@@ -81,15 +84,15 @@ struct mpce_dpf_walk {
     uint8_t kr[16];
 };
 
-/* The control bit: bit 0 of byte 12. */
+/* The control bit (SPEC.md section 4). */
 static inline unsigned mpce_dpf_tbit(const uint8_t *b)
 {
-    return b[12] & 1u;
+    return b[MPCE_SPEC_DPF_TBIT_BYTE] & 1u;
 }
 
 static inline void mpce_dpf_clr(uint8_t *b)
 {
-    b[12] &= 0xfeu;
+    b[MPCE_SPEC_DPF_TBIT_BYTE] &= 0xfeu;
 }
 
 /* Little-endian words; on little-endian hosts a plain (unaligned) load,
@@ -162,7 +165,7 @@ static inline void mpce_dpf__output(unsigned group, const struct mpce_dpf_key_v1
 
 static inline size_t mpce_dpfw_output_bytes(unsigned group)
 {
-    return group == 0 ? 16u : 8u;
+    return mpce_spec_dpf_output_size(group);
 }
 
 /* ---- Gen ------------------------------------------------------------- */
@@ -199,7 +202,7 @@ static inline int mpce_dpfw_gen(const struct mpce_dpf_walk *w, uint64_t alpha,
         unsigned tb[4], a, tlcw, trcw, tkeep;
         uint8_t am;
 
-        rc = w->prg->mmo(w->prg_state, &seeds[0][0], &ch[0][0], 2);
+        rc = w->prg->mmo(w->prg_state, &mpce_common_host_call, &seeds[0][0], &ch[0][0], 2);
         if (rc != 0)
             return rc;
         for (unsigned c = 0; c < 4; c++) {
@@ -346,7 +349,7 @@ static inline int mpce_dpf__expand_generic(const struct mpce_dpf_walk *w, uint8_
         tb[p] = (uint8_t)mpce_dpf_tbit(parents[p]);
         mpce_dpf_clr(parents[p]);
     }
-    rc = w->prg->mmo(w->prg_state, &parents[0][0], &children[0][0], n);
+    rc = w->prg->mmo(w->prg_state, &mpce_common_host_call, &parents[0][0], &children[0][0], n);
     if (rc != 0)
         return rc;
     /* mmo already XORed the seed in; only the corrections remain. */
@@ -378,9 +381,9 @@ static inline int mpce_dpf__step_generic(const struct mpce_dpf_walk *w, uint8_t 
         memcpy(in[q], nodes[order[q]], 16);
         mpce_dpf_clr(in[q]);
     }
-    if (nl > 0 && (rc = w->prg->ecb(w->prg_state, 0, &in[0][0], &ob[0][0], nl)) != 0)
+    if (nl > 0 && (rc = w->prg->ecb(w->prg_state, &mpce_common_host_call, 0, &in[0][0], &ob[0][0], nl)) != 0)
         return rc;
-    if (n > nl && (rc = w->prg->ecb(w->prg_state, 1, &in[nl][0], &ob[nl][0], n - nl)) != 0)
+    if (n > nl && (rc = w->prg->ecb(w->prg_state, &mpce_common_host_call, 1, &in[nl][0], &ob[nl][0], n - nl)) != 0)
         return rc;
     for (q = 0; q < n; q++) {
         size_t j = order[q];
@@ -617,8 +620,8 @@ static inline int mpce_dpfw_evalall(const struct mpce_dpf_walk *w,
     return mpce_dpfw_evalall_range(w, key, 0, (uint64_t)1 << w->bits, out);
 }
 
-/* ---- vtable glue --------------------------------------------------------
- * A backend's dpf.c is MPCE_DPF_VTABLE(name, its PRG vtable, its accel or
+/* ---- op-table glue -----------------------------------------------------
+ * A backend's dpf.c is MPCE_DPF_SKELETON_OPS(name, its PRG ops, its accel or
  * NULL); the state is a struct mpce_dpf_walk over a PRG state of kL, kR. */
 
 static inline void mpce_dpfw_ctx_free(void *state)
@@ -632,9 +635,9 @@ static inline void mpce_dpfw_ctx_free(void *state)
     free(w);
 }
 
-static inline int mpce_dpfw_ctx_new(const struct mpce_prg_vtable *prg,
+static inline int mpce_dpfw_ctx_new(const struct mpce_prg_ops *prg, void *module,
                                     const struct mpce_dpf_accel *accel, unsigned bits,
-                                    unsigned group, const uint8_t kl[16], const uint8_t kr[16],
+                                    unsigned group, const uint8_t *kl, const uint8_t *kr,
                                     void **state)
 {
     struct mpce_dpf_walk *w = calloc(1, sizeof *w);
@@ -651,7 +654,7 @@ static inline int mpce_dpfw_ctx_new(const struct mpce_prg_vtable *prg,
     memcpy(w->kr, kr, 16);
     memcpy(keys, kl, 16);
     memcpy(keys + 16, kr, 16);
-    rc = prg->ctx_new(keys, 2, &w->prg_state);
+    rc = prg->ctx_new(module, keys, 2, &w->prg_state);
     if (rc != 0) {
         w->prg_state = NULL;
         mpce_dpfw_ctx_free(w);
@@ -661,47 +664,58 @@ static inline int mpce_dpfw_ctx_new(const struct mpce_prg_vtable *prg,
     return 0;
 }
 
-static inline int mpce_dpfw_op_gen(void *state, uint64_t alpha, const uint8_t beta[16],
-                                   const uint8_t s0[16], const uint8_t s1[16],
+/* The ops: host memory only (the skeleton runs on the CPU). */
+static inline int mpce_dpfw_op_gen(void *state, const struct mpce_call *call, uint64_t alpha,
+                                   const uint8_t *beta, const uint8_t *s0, const uint8_t *s1,
                                    struct mpce_dpf_key_v1 *key0, struct mpce_dpf_key_v1 *key1)
 {
+    (void)call;
     return mpce_dpfw_gen(state, alpha, beta, s0, s1, key0, key1);
 }
 
-static inline int mpce_dpfw_op_eval(void *state, const struct mpce_dpf_key_v1 *key,
-                                    const uint64_t *points, size_t npoints, uint8_t *out)
+static inline int mpce_dpfw_op_eval(void *state, const struct mpce_call *call,
+                                    const struct mpce_dpf_key_v1 *key, const uint64_t *points,
+                                    size_t npoints, uint8_t *out)
 {
+    (void)call;
     return mpce_dpfw_eval_points(state, key, points, npoints, out);
 }
 
-static inline int mpce_dpfw_op_eval_keys(void *state, const struct mpce_dpf_key_v1 *const *keys,
+static inline int mpce_dpfw_op_eval_keys(void *state, const struct mpce_call *call,
+                                         const struct mpce_dpf_key_v1 *const *keys,
                                          const uint64_t *points, size_t nkeys, uint8_t *out)
 {
+    (void)call;
     return mpce_dpfw_eval_keys(state, keys, points, nkeys, out);
 }
 
-static inline int mpce_dpfw_op_evalall(void *state, const struct mpce_dpf_key_v1 *key,
-                                       uint8_t *out)
+static inline int mpce_dpfw_op_evalall(void *state, const struct mpce_call *call,
+                                       const struct mpce_dpf_key_v1 *key, uint8_t *out)
 {
+    (void)call;
     return mpce_dpfw_evalall(state, key, out);
 }
 
-static inline int mpce_dpfw_op_evalall_range(void *state, const struct mpce_dpf_key_v1 *key,
-                                             uint64_t x_begin, uint64_t x_end, uint8_t *out)
+static inline int mpce_dpfw_op_evalall_range(void *state, const struct mpce_call *call,
+                                             const struct mpce_dpf_key_v1 *key, uint64_t x_begin,
+                                             uint64_t x_end, uint8_t *out)
 {
+    (void)call;
     return mpce_dpfw_evalall_range(state, key, x_begin, x_end, out);
 }
 
-/* Defines `const struct mpce_dpf_vtable name` over the PRG vtable (and
- * accel, may be NULL) that the given expressions yield at ctx_new. */
-#define MPCE_DPF_VTABLE(name, prg_vtable, dpf_accel)                                       \
-    static int name##_ctx_new(unsigned bits, unsigned group, const uint8_t kl[16],         \
-                              const uint8_t kr[16], void **state)                          \
+/* Defines `const struct mpce_dpf_ops name` over the PRG ops (and accel, may be
+ * NULL) that the given expressions yield at ctx_new, where they may use
+ * `module` (the module state). */
+#define MPCE_DPF_SKELETON_OPS(name, prg_ops, dpf_accel)                                    \
+    static int name##_ctx_new(void *module, unsigned bits, unsigned group,                 \
+                              const uint8_t *kl, const uint8_t *kr, void **state)          \
     {                                                                                      \
-        return mpce_dpfw_ctx_new((prg_vtable), (dpf_accel), bits, group, kl, kr, state);   \
+        return mpce_dpfw_ctx_new((prg_ops), module, (dpf_accel), bits, group, kl, kr,      \
+                                 state);                                                   \
     }                                                                                      \
-    const struct mpce_dpf_vtable name = {                                                  \
-        .struct_size = sizeof(struct mpce_dpf_vtable),                                     \
+    const struct mpce_dpf_ops name = {                                                     \
+        .struct_size = sizeof(struct mpce_dpf_ops),                                        \
         .ctx_new = name##_ctx_new,                                                         \
         .ctx_free = mpce_dpfw_ctx_free,                                                    \
         .gen = mpce_dpfw_op_gen,                                                           \

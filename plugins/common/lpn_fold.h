@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The LPN fold's index arithmetic (SPEC.md section 3), written once for every
  * backend. A backend supplies only its PRG: the index stream is its ctr()
@@ -20,8 +21,10 @@
 
 #include "mpcengine/common.h"
 #include "mpcengine/plugin.h"
+#include "plugins/common/host_call.h"
+#include "spec/spec.h"
 
-#define MPCE_LPN_D 10u
+#define MPCE_LPN_D MPCE_SPEC_LPN_D
 /* Outputs per chunk: the index blocks of one chunk (640 blocks, 10 KiB) and
  * its indices (10 KiB) live on the stack. */
 #define MPCE_LPN_CHUNK 256u
@@ -31,13 +34,6 @@
 #ifndef MPCE_LPN_PREFETCH
 #define MPCE_LPN_PREFETCH 4u
 #endif
-
-/* Stream blocks consumed by a call of n outputs: 5*L4/2 + 3*(n mod 4). */
-static inline uint64_t mpce_lpn_consumed(uint64_t n)
-{
-    uint64_t l4 = n - (n % 4u);
-    return (l4 / 2u) * 5u + 3u * (n % 4u);
-}
 
 static inline uint32_t mpce_lpn__le32(const uint8_t *p)
 {
@@ -80,7 +76,7 @@ static inline void mpce_lpn__xor_rows(const uint8_t *table, const uint32_t *idx,
  * with the range before it. The table holds 2^logk blocks. Returns 0 or the
  * PRG's error.
  */
-static inline int mpce_lpn_fold_range(const struct mpce_prg_vtable *prg, void *prg_state,
+static inline int mpce_lpn_fold_range(const struct mpce_prg_ops *prg, void *prg_state,
                                       unsigned logk, uint64_t c0, const uint8_t *table,
                                       uint8_t *out, size_t n, size_t o_begin, size_t o_end)
 {
@@ -101,7 +97,7 @@ static inline int mpce_lpn_fold_range(const struct mpce_prg_vtable *prg, void *p
         /* Words 10o .. 10(o+cnt)-1 lie in blocks first .. last-1. */
         uint64_t first = (uint64_t)o * MPCE_LPN_D / 4u;
         uint64_t last = ((uint64_t)(o + cnt) * MPCE_LPN_D + 3u) / 4u;
-        rc = prg->ctr(prg_state, 0, c0 + first, blocks, (size_t)(last - first));
+        rc = prg->ctr(prg_state, &mpce_common_host_call, 0, c0 + first, blocks, (size_t)(last - first));
         if (rc != 0)
             return rc;
         const uint8_t *w = blocks + ((uint64_t)o * MPCE_LPN_D - first * 4u) * 4u;
@@ -117,7 +113,7 @@ static inline int mpce_lpn_fold_range(const struct mpce_prg_vtable *prg, void *p
     if (o < o_end) {
         size_t cnt = o_end - o;
         uint64_t first = (uint64_t)(l4 / 2u) * 5u + 3u * (uint64_t)(o - l4);
-        rc = prg->ctr(prg_state, 0, c0 + first, blocks, 3u * cnt);
+        rc = prg->ctr(prg_state, &mpce_common_host_call, 0, c0 + first, blocks, 3u * cnt);
         if (rc != 0)
             return rc;
         for (size_t j = 0; j < cnt; j++)
@@ -129,18 +125,18 @@ static inline int mpce_lpn_fold_range(const struct mpce_prg_vtable *prg, void *p
 }
 
 /* The whole call: outputs [0, n). */
-static inline int mpce_lpn_fold_all(const struct mpce_prg_vtable *prg, void *prg_state,
+static inline int mpce_lpn_fold_all(const struct mpce_prg_ops *prg, void *prg_state,
                                     unsigned logk, uint64_t c0, const uint8_t *table,
                                     uint8_t *out, size_t n)
 {
     return mpce_lpn_fold_range(prg, prg_state, logk, c0, table, out, n, 0, n);
 }
 
-/* ---- vtable glue --------------------------------------------------------
- * A backend's lpn.c is MPCE_LPN_VTABLE(name, its PRG vtable): the state is
+/* ---- op-table glue ------------------------------------------------------
+ * A backend's lpn.c is MPCE_LPN_SKELETON_OPS(name, its PRG ops): the state is
  * a PRG state whose key 0 is the seed, and the logk. */
 struct mpce_lpn_ctx {
-    const struct mpce_prg_vtable *prg;
+    const struct mpce_prg_ops *prg;
     void *prg_state;
     unsigned logk;
 };
@@ -156,8 +152,8 @@ static inline void mpce_lpn_ctx_free(void *state)
     free(s);
 }
 
-static inline int mpce_lpn_ctx_new(const struct mpce_prg_vtable *prg, const uint8_t seed[16],
-                                   unsigned logk, void **state)
+static inline int mpce_lpn_ctx_new(const struct mpce_prg_ops *prg, void *module,
+                                   const uint8_t *seed, unsigned logk, void **state)
 {
     struct mpce_lpn_ctx *s = calloc(1, sizeof *s);
     int rc;
@@ -166,7 +162,7 @@ static inline int mpce_lpn_ctx_new(const struct mpce_prg_vtable *prg, const uint
         return MPCE_ERR_NOMEM;
     s->prg = prg;
     s->logk = logk;
-    rc = prg->ctx_new(seed, 1, &s->prg_state);
+    rc = prg->ctx_new(module, seed, 1, &s->prg_state);
     if (rc != 0) {
         s->prg_state = NULL;
         mpce_lpn_ctx_free(s);
@@ -176,23 +172,25 @@ static inline int mpce_lpn_ctx_new(const struct mpce_prg_vtable *prg, const uint
     return 0;
 }
 
-static inline int mpce_lpn_ctx_fold(void *state, uint64_t c0, const uint8_t *table,
-                                    uint8_t *out, size_t n)
+static inline int mpce_lpn_ctx_fold(void *state, const struct mpce_call *call, uint64_t c0,
+                                    const uint8_t *table, uint8_t *out, size_t n)
 {
     struct mpce_lpn_ctx *s = state;
 
+    (void)call; /* host memory: the skeleton runs on the CPU */
     return mpce_lpn_fold_all(s->prg, s->prg_state, s->logk, c0, table, out, n);
 }
 
-/* Defines `const struct mpce_lpn_vtable name` over the PRG vtable that the
- * expression yields at ctx_new. */
-#define MPCE_LPN_VTABLE(name, prg_vtable)                                                  \
-    static int name##_ctx_new(const uint8_t seed[16], unsigned logk, void **state)         \
+/* Defines `const struct mpce_lpn_ops name` over the PRG ops that the
+ * expression yields at ctx_new, where it may use `module` (the module state). */
+#define MPCE_LPN_SKELETON_OPS(name, prg_ops)                                               \
+    static int name##_ctx_new(void *module, const uint8_t *seed, unsigned logk,            \
+                              void **state)                                                \
     {                                                                                      \
-        return mpce_lpn_ctx_new((prg_vtable), seed, logk, state);                          \
+        return mpce_lpn_ctx_new((prg_ops), module, seed, logk, state);                     \
     }                                                                                      \
-    const struct mpce_lpn_vtable name = {                                                  \
-        .struct_size = sizeof(struct mpce_lpn_vtable),                                     \
+    const struct mpce_lpn_ops name = {                                                     \
+        .struct_size = sizeof(struct mpce_lpn_ops),                                        \
         .ctx_new = name##_ctx_new,                                                         \
         .ctx_free = mpce_lpn_ctx_free,                                                     \
         .fold = mpce_lpn_ctx_fold,                                                         \

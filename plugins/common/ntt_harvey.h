@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The negacyclic NTT skeleton (SPEC.md section 2) that every CPU backend
  * shares: twiddle tables with Shoup companions, the context state, and the

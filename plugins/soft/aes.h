@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The soft backend's two portable AES-128 encryption cores. prg.c writes the
  * ecb/mmo/ctr loops once over this interface; nothing else calls the cores

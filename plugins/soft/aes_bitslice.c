@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Constant-time AES-128 encryption, bitsliced over 64-bit words.
  *

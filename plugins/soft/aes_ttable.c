@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Classic 32-bit T-table AES-128 encryption: one table lookup per byte per
  * round. Faster than the bitsliced core but the lookup addresses depend on

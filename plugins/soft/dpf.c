@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The soft DPF: the shared tree walks over the bitsliced AES, with the
  * generic node operations. */
 #include "config.h"
@@ -5,4 +6,4 @@
 #include "plugins/common/dpf_walk.h"
 #include "plugins/soft/soft.h"
 
-MPCE_DPF_VTABLE(mpce_soft_dpf_vtable, &mpce_soft_prg_bitslice_vtable, NULL);
+MPCE_DPF_SKELETON_OPS(mpce_soft_dpf_ops, &mpce_soft_prg_bitslice_ops, NULL);

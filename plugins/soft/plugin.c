@@ -1,59 +1,46 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The soft backend's descriptor: what it implements and how it ranks. */
 #include "config.h"
 
-#include "engine/internal.h"
 #include "plugins/soft/soft.h"
 
-const struct mpce_host *mpce_soft_host;
+/* The module state is the host: the only thing soft's ops ever need from
+ * their engine is set_error. */
+static int soft_init(const struct mpce_host *host, void **module_state, char *why,
+                     size_t why_len)
+{
+    (void)why;
+    (void)why_len;
+    *module_state = (void *)host;
+    return 0;
+}
 
-static const struct mpce_impl prg_bitslice = {
-    .struct_size = sizeof(struct mpce_impl),
-    .primitive = MPCE_PRIM_PRG,
-    .name = "prg-soft-bitslice",
-    .priority = 100,
-    .flags = MPCE_IMPL_CONSTANT_TIME,
-    .vtable = &mpce_soft_prg_bitslice_vtable,
-};
+#define SOFT_IMPL(var, prim, nm, prio, fl, table)                                          \
+    static const struct mpce_impl var = {                                                  \
+        .struct_size = sizeof(struct mpce_impl),                                           \
+        .primitive = prim,                                                                 \
+        .name = nm,                                                                        \
+        .impl_class = MPCE_CLASS_PORTABLE,                                                 \
+        .priority = prio,                                                                  \
+        .flags = fl,                                                                       \
+        .memory = MPCE_MEM_HOST,                                                           \
+        .ops = table,                                                                      \
+    }
 
+SOFT_IMPL(prg_bitslice, MPCE_PRIM_PRG, "prg-soft-bitslice", 100, MPCE_IMPL_CONSTANT_TIME,
+          &mpce_soft_prg_bitslice_ops);
 /* Below the bitsliced AES: faster, but table lookups leak the key through the
  * cache, so it runs only when named and allowed (allow_variable_time = yes). */
-static const struct mpce_impl prg_ttable = {
-    .struct_size = sizeof(struct mpce_impl),
-    .primitive = MPCE_PRIM_PRG,
-    .name = "prg-soft-ttable",
-    .priority = 90,
-    .flags = MPCE_IMPL_VARIABLE_TIME,
-    .vtable = &mpce_soft_prg_ttable_vtable,
-};
-
-static const struct mpce_impl ntt_soft = {
-    .struct_size = sizeof(struct mpce_impl),
-    .primitive = MPCE_PRIM_NTT,
-    .name = "ntt-soft",
-    .priority = 100,
-    .flags = MPCE_IMPL_CONSTANT_TIME,
-    .vtable = &mpce_soft_ntt_vtable,
-};
-
-/* Table reads at secret-derived indices are inherent to the LPN fold; the
+SOFT_IMPL(prg_ttable, MPCE_PRIM_PRG, "prg-soft-ttable", 90, MPCE_IMPL_VARIABLE_TIME,
+          &mpce_soft_prg_ttable_ops);
+SOFT_IMPL(ntt_soft, MPCE_PRIM_NTT, "ntt-soft", 100, MPCE_IMPL_CONSTANT_TIME,
+          &mpce_soft_ntt_ops);
+/* Table reads at stream-derived indices are inherent to the LPN fold; the
  * index stream is public in Ferret, so this is not a key leak. */
-static const struct mpce_impl lpn_soft = {
-    .struct_size = sizeof(struct mpce_impl),
-    .primitive = MPCE_PRIM_LPN,
-    .name = "lpn-soft",
-    .priority = 100,
-    .flags = MPCE_IMPL_CONSTANT_TIME,
-    .vtable = &mpce_soft_lpn_vtable,
-};
-
-static const struct mpce_impl dpf_soft = {
-    .struct_size = sizeof(struct mpce_impl),
-    .primitive = MPCE_PRIM_DPF,
-    .name = "dpf-soft",
-    .priority = 100,
-    .flags = MPCE_IMPL_CONSTANT_TIME,
-    .vtable = &mpce_soft_dpf_vtable,
-};
+SOFT_IMPL(lpn_soft, MPCE_PRIM_LPN, "lpn-soft", 100, MPCE_IMPL_CONSTANT_TIME,
+          &mpce_soft_lpn_ops);
+SOFT_IMPL(dpf_soft, MPCE_PRIM_DPF, "dpf-soft", 100, MPCE_IMPL_CONSTANT_TIME,
+          &mpce_soft_dpf_ops);
 
 static const struct mpce_impl *const soft_impls[] = {
     &prg_bitslice, &prg_ttable, &ntt_soft, &lpn_soft, &dpf_soft,
@@ -65,13 +52,12 @@ static const struct mpce_plugin soft_plugin = {
     .abi_minor = MPCE_PLUGIN_ABI_MINOR,
     .name = "soft",
     .version = PACKAGE_VERSION,
-    .probe = NULL,
+    .init = soft_init,
     .n_impls = sizeof(soft_impls) / sizeof(soft_impls[0]),
     .impls = soft_impls,
 };
 
-const struct mpce_plugin *mpce_soft_plugin_entry(const struct mpce_host *host)
+const struct mpce_plugin *mpce_soft_plugin_entry(void)
 {
-    mpce_soft_host = host;
     return &soft_plugin;
 }

@@ -1,7 +1,8 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The soft backend's PRG vtables: the ecb/mmo/ctr loops, written once over
+ * The soft backend's PRG op tables: the ecb/mmo/ctr loops, written once over
  * the AES core interface of aes.h and shared by the bitsliced and T-table
- * cores. The state records its core, so only ctx_new differs per vtable.
+ * cores. The state records its core, so only ctx_new differs per table.
  * Work goes to the core in chunks of CHUNK blocks, a multiple of every
  * core's pass, so the bitsliced core pads at most one pass per call.
  */
@@ -12,6 +13,7 @@
 
 #include "plugins/soft/aes.h"
 #include "plugins/soft/soft.h"
+#include "spec/spec.h"
 
 #define CHUNK 64
 
@@ -27,16 +29,16 @@ static const void *schedule(const struct prg_state *st, size_t j)
     return (const uint8_t *)st->ks + j * st->core->ks_bytes;
 }
 
-static int prg_ctx_new(const struct mpce_aes_core *core, const uint8_t *keys, size_t m,
-                       void **state)
+static int prg_ctx_new(const struct mpce_aes_core *core, void *module, const uint8_t *keys,
+                       size_t m, void **state)
 {
+    const struct mpce_host *host = module;
     size_t bytes = sizeof(struct prg_state) + m * core->ks_bytes;
     struct prg_state *st = malloc(bytes);
 
     if (!st) {
-        if (mpce_soft_host && mpce_soft_host->set_error)
-            mpce_soft_host->set_error(mpce_soft_host, "out of memory for %zu AES key schedules",
-                                      m);
+        if (host)
+            host->set_error(host, "out of memory for %zu AES key schedules", m);
         return MPCE_ERR_NOMEM;
     }
     st->core = core;
@@ -48,14 +50,14 @@ static int prg_ctx_new(const struct mpce_aes_core *core, const uint8_t *keys, si
     return 0;
 }
 
-static int bitslice_ctx_new(const uint8_t *keys, size_t m, void **state)
+static int bitslice_ctx_new(void *module, const uint8_t *keys, size_t m, void **state)
 {
-    return prg_ctx_new(&mpce_aes_bitslice_core, keys, m, state);
+    return prg_ctx_new(&mpce_aes_bitslice_core, module, keys, m, state);
 }
 
-static int ttable_ctx_new(const uint8_t *keys, size_t m, void **state)
+static int ttable_ctx_new(void *module, const uint8_t *keys, size_t m, void **state)
 {
-    return prg_ctx_new(&mpce_aes_ttable_core, keys, m, state);
+    return prg_ctx_new(&mpce_aes_ttable_core, module, keys, m, state);
 }
 
 static void prg_ctx_free(void *state)
@@ -68,7 +70,10 @@ static void prg_ctx_free(void *state)
     free(st);
 }
 
-static int prg_ecb(void *state, size_t key_index, const uint8_t *in, uint8_t *out, size_t n)
+/* The ops take host memory only (the call says so; this backend serves
+ * nothing else). */
+static int prg_ecb(void *state, const struct mpce_call *call, size_t key_index,
+                   const uint8_t *in, uint8_t *out, size_t n)
 {
     const struct prg_state *st = state;
 
@@ -89,7 +94,8 @@ static void xor_block(uint8_t *dst, const uint8_t *a, const uint8_t *b)
 
 /* Key by key over a chunk of seeds, so each pass of the core uses one
  * schedule; the results are scattered to their interleaved slots. */
-static int prg_mmo(void *state, const uint8_t *seeds, uint8_t *out, size_t n)
+static int prg_mmo(void *state, const struct mpce_call *call, const uint8_t *seeds,
+                   uint8_t *out, size_t n)
 {
     const struct prg_state *st = state;
     const size_t m = st->m;
@@ -107,26 +113,25 @@ static int prg_mmo(void *state, const uint8_t *seeds, uint8_t *out, size_t n)
     return 0;
 }
 
-static int prg_ctr(void *state, size_t key_index, uint64_t c0, uint8_t *out, size_t n)
+static int prg_ctr(void *state, const struct mpce_call *call, size_t key_index, uint64_t c0,
+                   uint8_t *out, size_t n)
 {
     const struct prg_state *st = state;
     const void *ks = schedule(st, key_index);
     uint8_t ctr[16 * CHUNK];
     uint64_t c = c0;
 
-    memset(ctr, 0, sizeof(ctr));
     for (size_t i0 = 0; i0 < n; i0 += CHUNK) {
         size_t len = n - i0 < CHUNK ? n - i0 : CHUNK;
         for (size_t i = 0; i < len; i++, c++)
-            for (unsigned b = 0; b < 8; b++)
-                ctr[16 * i + b] = (uint8_t)(c >> (8 * b));
+            mpce_spec_ctr_block(c, ctr + 16 * i);
         st->core->encrypt(ks, ctr, out + 16 * i0, len);
     }
     return 0;
 }
 
-const struct mpce_prg_vtable mpce_soft_prg_bitslice_vtable = {
-    .struct_size = sizeof(struct mpce_prg_vtable),
+const struct mpce_prg_ops mpce_soft_prg_bitslice_ops = {
+    .struct_size = sizeof(struct mpce_prg_ops),
     .ctx_new = bitslice_ctx_new,
     .ctx_free = prg_ctx_free,
     .ecb = prg_ecb,
@@ -134,8 +139,8 @@ const struct mpce_prg_vtable mpce_soft_prg_bitslice_vtable = {
     .ctr = prg_ctr,
 };
 
-const struct mpce_prg_vtable mpce_soft_prg_ttable_vtable = {
-    .struct_size = sizeof(struct mpce_prg_vtable),
+const struct mpce_prg_ops mpce_soft_prg_ttable_ops = {
+    .struct_size = sizeof(struct mpce_prg_ops),
     .ctx_new = ttable_ctx_new,
     .ctx_free = prg_ctx_free,
     .ecb = prg_ecb,

@@ -1,4 +1,5 @@
-/* OpenSSL EVP AES-128 behind the PRG vtable (test modules only). */
+/* SPDX-License-Identifier: Apache-2.0 */
+/* OpenSSL EVP AES-128 behind the PRG ops (test modules only). */
 #include "config.h"
 
 #include <stdlib.h>
@@ -16,7 +17,7 @@ struct evp_state {
     uint8_t keys[MPCE_PRG_MAX_KEYS][16];
 };
 
-int evp_prg_ctx_new(const uint8_t *keys, size_t m, void **state)
+int evp_prg_ctx_new(void *module, const uint8_t *keys, size_t m, void **state)
 {
     if (m == 0 || m > MPCE_PRG_MAX_KEYS)
         return MPCE_ERR_ARG;
@@ -49,7 +50,8 @@ static int encrypt(const uint8_t key[16], const uint8_t *in, uint8_t *out, size_
     return ok ? 0 : MPCE_ERR_BACKEND;
 }
 
-int evp_prg_ecb(void *state, size_t key_index, const uint8_t *in, uint8_t *out, size_t n)
+int evp_prg_ecb(void *state, const struct mpce_call *call, size_t key_index, const uint8_t *in,
+                uint8_t *out, size_t n)
 {
     struct evp_state *s = state;
     if (key_index >= s->m)
@@ -57,7 +59,8 @@ int evp_prg_ecb(void *state, size_t key_index, const uint8_t *in, uint8_t *out, 
     return encrypt(s->keys[key_index], in, out, n);
 }
 
-int evp_prg_mmo(void *state, const uint8_t *seeds, uint8_t *out, size_t n)
+int evp_prg_mmo(void *state, const struct mpce_call *call, const uint8_t *seeds, uint8_t *out,
+                size_t n)
 {
     struct evp_state *s = state;
     uint8_t blk[16];
@@ -72,7 +75,8 @@ int evp_prg_mmo(void *state, const uint8_t *seeds, uint8_t *out, size_t n)
     return 0;
 }
 
-int evp_prg_ctr(void *state, size_t key_index, uint64_t c0, uint8_t *out, size_t n)
+int evp_prg_ctr(void *state, const struct mpce_call *call, size_t key_index, uint64_t c0,
+                uint8_t *out, size_t n)
 {
     struct evp_state *s = state;
     if (key_index >= s->m)
@@ -86,8 +90,8 @@ int evp_prg_ctr(void *state, size_t key_index, uint64_t c0, uint8_t *out, size_t
     return encrypt(s->keys[key_index], out, out, n);
 }
 
-const struct mpce_prg_vtable evp_prg_vtable = {
-    .struct_size = sizeof(struct mpce_prg_vtable),
+const struct mpce_prg_ops evp_prg_ops = {
+    .struct_size = sizeof(struct mpce_prg_ops),
     .ctx_new = evp_prg_ctx_new,
     .ctx_free = evp_prg_ctx_free,
     .ecb = evp_prg_ecb,

@@ -1,0 +1,299 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Listings: implementations and their self-tests, routes, configuration. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/internal.h"
+
+static const char *state_name(enum mpce_selftest_state st)
+{
+    switch (st) {
+    case MPCE_ST_PASS:
+        return "pass";
+    case MPCE_ST_FAIL:
+        return "fail";
+    case MPCE_ST_SKIPPED:
+        return "skipped";
+    default:
+        return "untested";
+    }
+}
+
+static const char *class_name(unsigned c)
+{
+    static const char *const names[] = {"portable", "simd", "accel"};
+    return c < 3 ? names[c] : "";
+}
+
+/* Strings a snapshot owns: appended to one kept block. */
+struct text {
+    char *buf;
+    size_t used, cap;
+};
+
+static const char *put(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static const char *put(struct text *t, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *at = t->buf + t->used;
+    int n = vsnprintf(at, t->cap - t->used, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        n = 0;
+    size_t w = (size_t)n + 1 <= t->cap - t->used ? (size_t)n + 1 : t->cap - t->used;
+    t->used += w;
+    return at;
+}
+
+/* A snapshot of the listing; e->lock held. Reasons are copied, so a later
+ * state change never rewrites rows a caller holds. */
+static const mpce_impl_info *build_rows(mpce_engine *e, size_t *count)
+{
+    size_t n = e->n_slots;
+    for (size_t i = 0; i < e->n_modules; i++)
+        n += e->modules[i]->skipped;
+    const size_t per_row = 1024;
+    mpce_impl_info *rows = mpce_engine_keep(e, n * (sizeof(*rows) + per_row) + 1);
+    if (rows == NULL)
+        return NULL;
+    struct text t = {(char *)(rows + n), 0, n * per_row + 1};
+    size_t k = 0;
+    for (size_t i = 0; i < e->n_slots; i++, k++) {
+        const struct mpce_slot *s = e->slots[i];
+        mpce_impl_info *row = &rows[k];
+        enum mpce_selftest_state st = mpce_slot_state(s);
+        row->plugin = s->module->name;
+        row->primitive = mpce_primitive_name(s->prim);
+        row->impl = s->impl->name;
+        row->priority = s->priority;
+        row->flags = s->flags;
+        row->selftest = state_name(st);
+        const char *why = s->reason;
+        char vt[200] = "";
+        if (st != MPCE_ST_SKIPPED && st != MPCE_ST_FAIL && !mpce_registry_allowed(e, s)) {
+            snprintf(vt, sizeof(vt), "%s is variable-time: set allow_variable_time = yes in "
+                     "engine.conf to use it", s->impl->name);
+            why = vt;
+        }
+        row->reason = put(&t, "%s%s%s", why, why[0] && s->note[0] ? "; " : "", s->note);
+        row->path = s->module->path;
+        row->sha256 = s->module->sha256;
+        row->version = s->module->version;
+        row->impl_class = class_name(s->impl_class);
+        row->memory = s->device ? put(&t, "host,%s", s->device->name) : MPCE_MEMORY_HOST;
+    }
+    for (size_t i = 0; i < e->n_modules; i++) {
+        const struct mpce_module *m = e->modules[i];
+        if (!m->skipped)
+            continue;
+        mpce_impl_info *row = &rows[k++];
+        row->plugin = m->path;
+        row->primitive = "";
+        row->impl = "";
+        row->selftest = "skipped";
+        row->reason = put(&t, "%s", m->reason);
+        row->path = m->path;
+        row->sha256 = m->sha256;
+        row->version = "";
+        row->impl_class = "";
+        row->memory = "";
+    }
+    *count = n;
+    return rows;
+}
+
+mpce_status mpce_list(mpce_engine *engine, int run_selftests, const mpce_impl_info **rows,
+                      size_t *count)
+{
+    if (!rows || !count)
+        return mpce_error(MPCE_ERR_ARG, "mpce_list: rows and count must not be NULL");
+    mpce_engine *e;
+    mpce_status st = mpce_engine_acquire(engine, &e);
+    if (st != MPCE_OK)
+        return st;
+    if (run_selftests)
+        for (size_t i = 0; i < e->n_slots; i++)
+            mpce_registry_ensure_tested(e, e->slots[i]);
+    pthread_mutex_lock(&e->lock);
+    if (e->listing == NULL || e->listing_generation != e->generation) {
+        size_t n = 0;
+        const mpce_impl_info *r = build_rows(e, &n);
+        if (r != NULL) {
+            e->listing = r;
+            e->listing_count = n;
+            e->listing_generation = e->generation;
+        } else {
+            st = mpce_error(MPCE_ERR_NOMEM, "out of memory building the listing");
+        }
+    }
+    if (st == MPCE_OK) {
+        *rows = e->listing;
+        *count = e->listing_count;
+    }
+    pthread_mutex_unlock(&e->lock);
+    mpce_engine_unref(e);
+    return st;
+}
+
+mpce_status mpce_selftest(mpce_engine *engine, const char *impl, size_t *passed,
+                          size_t *failed)
+{
+    mpce_engine *e;
+    mpce_status st = mpce_engine_acquire(engine, &e);
+    if (st != MPCE_OK)
+        return st;
+    size_t np = 0, nf = 0;
+    const struct mpce_slot *first_fail = NULL;
+    for (size_t i = 0; i < e->n_slots; i++) {
+        struct mpce_slot *s = e->slots[i];
+        if (impl != NULL && strcmp(s->impl->name, impl) != 0)
+            continue;
+        if (mpce_slot_state(s) == MPCE_ST_SKIPPED) {
+            if (impl != NULL)
+                st = mpce_error(MPCE_ERR_NOIMPL, "implementation '%s' is not usable: %s", impl,
+                                s->reason);
+            continue;
+        }
+        mpce_registry_ensure_tested(e, s);
+        if (mpce_slot_state(s) == MPCE_ST_PASS) {
+            np++;
+        } else {
+            nf++;
+            if (!first_fail)
+                first_fail = s;
+        }
+    }
+    if (st == MPCE_OK && impl != NULL && np + nf == 0)
+        st = mpce_error(MPCE_ERR_NOIMPL, "unknown implementation '%.64s': see `mpcengine list`",
+                        impl);
+    if (st == MPCE_OK && first_fail)
+        st = mpce_error(MPCE_ERR_SELFTEST, "%zu implementation(s) failed the self-test; "
+                        "first: %s (plugin %s, %s): %s", nf, first_fail->impl->name,
+                        first_fail->module->name, first_fail->module->path, first_fail->reason);
+    /* A self-test failure is still a count worth reporting; an unusable
+     * name is not (a refused call writes nothing). */
+    if (st == MPCE_OK || st == MPCE_ERR_SELFTEST) {
+        if (passed)
+            *passed = np;
+        if (failed)
+            *failed = nf;
+    }
+    mpce_engine_unref(e);
+    return st;
+}
+
+mpce_status mpce_routes(mpce_engine *engine, const mpce_route_info **rows, size_t *count)
+{
+    if (!rows || !count)
+        return mpce_error(MPCE_ERR_ARG, "mpce_routes: rows and count must not be NULL");
+    mpce_engine *e;
+    mpce_status st = mpce_engine_acquire(engine, &e);
+    if (st != MPCE_OK)
+        return st;
+    const struct mpce_table *t = __atomic_load_n(&e->table, __ATOMIC_ACQUIRE);
+    size_t n = 0;
+    for (unsigned op = 0; op < MPCE_OP_COUNT; op++)
+        n += mpce_op_routed((enum mpce_op_id)op) ? MPCE_SIZE_CLASSES : 0;
+    /* The first usable candidate is what "auto" runs, before a context's
+     * parameters can rule one out: test the candidates in order until one
+     * passes. */
+    for (unsigned op = 0; op < MPCE_OP_COUNT; op++)
+        for (unsigned sc = 0; mpce_op_routed((enum mpce_op_id)op) && sc < MPCE_SIZE_CLASSES; sc++) {
+            struct mpce_slot *pinned =
+                t->e[op][sc].pinned ? mpce_registry_find(e, t->e[op][sc].pin_name) : NULL;
+            if (pinned != NULL && mpce_slot_state(pinned) != MPCE_ST_SKIPPED)
+                mpce_registry_ensure_tested(e, pinned);
+            for (unsigned i = 0; i < t->e[op][sc].n; i++) {
+                struct mpce_slot *s = e->slots[t->e[op][sc].cand[i]];
+                mpce_registry_ensure_tested(e, s);
+                if (mpce_slot_state(s) == MPCE_ST_PASS)
+                    break;
+            }
+        }
+    pthread_mutex_lock(&e->lock);
+    const size_t per_row = 1536;
+    mpce_route_info *r = mpce_engine_keep(e, n * (sizeof(*r) + per_row) + 1);
+    if (r == NULL) {
+        st = mpce_error(MPCE_ERR_NOMEM, "out of memory listing routes");
+    } else {
+        struct text tx = {(char *)(r + n), 0, n * per_row + 1};
+        size_t k = 0;
+        for (unsigned op = 0; op < MPCE_OP_COUNT; op++) {
+            if (!mpce_op_routed((enum mpce_op_id)op))
+                continue;
+            for (unsigned sc = 0; sc < MPCE_SIZE_CLASSES; sc++, k++) {
+                const struct mpce_route_entry *en = &t->e[op][sc];
+                mpce_route_info *row = &r[k];
+                row->op = mpce_op_info[op].name;
+                row->size_class = mpce_size_class_name(sc);
+                row->source = en->source;
+                if (en->pinned) {
+                    /* A pin that cannot be used is an error at first use,
+                     * never a route: show it as none. */
+                    struct mpce_slot *s = mpce_registry_find(e, en->pin_name);
+                    int ok = s != NULL && s->prim == mpce_op_info[op].prim &&
+                             mpce_slot_state(s) == MPCE_ST_PASS && mpce_registry_allowed(e, s);
+                    row->impl = ok ? en->pin_name : "";
+                    row->order = row->impl;
+                    continue;
+                }
+                const char *first = "";
+                char order[1024] = "";
+                size_t used = 0;
+                for (unsigned i = 0; i < en->n; i++) {
+                    const struct mpce_slot *s = e->slots[en->cand[i]];
+                    if (mpce_slot_state(s) != MPCE_ST_PASS)
+                        continue;
+                    if (!first[0])
+                        first = s->impl->name;
+                    if (used < sizeof(order))
+                        used += (size_t)snprintf(order + used, sizeof(order) - used, "%s%s",
+                                                 used ? " " : "", s->impl->name);
+                }
+                row->impl = first;
+                row->order = put(&tx, "%s", order);
+            }
+        }
+        *rows = r;
+        *count = n;
+    }
+    pthread_mutex_unlock(&e->lock);
+    mpce_engine_unref(e);
+    return st;
+}
+
+mpce_status mpce_config_info(mpce_engine *engine, const char *const **files, size_t *nfiles,
+                             const mpce_setting_info **settings, size_t *nsettings)
+{
+    if (!files || !nfiles || !settings || !nsettings)
+        return mpce_error(MPCE_ERR_ARG, "mpce_config_info: files, nfiles, settings and "
+                          "nsettings must not be NULL");
+    mpce_engine *e;
+    mpce_status st = mpce_engine_acquire(engine, &e);
+    if (st != MPCE_OK)
+        return st;
+    const struct mpce_config *c = &e->cfg;
+    pthread_mutex_lock(&e->lock);
+    mpce_setting_info *s = mpce_engine_keep(e, (c->n_settings + 1) * sizeof(*s));
+    if (s == NULL) {
+        st = mpce_error(MPCE_ERR_NOMEM, "out of memory listing the configuration");
+    } else {
+        for (size_t i = 0; i < c->n_settings; i++) {
+            s[i].section = c->settings[i].section;
+            s[i].key = c->settings[i].key;
+            s[i].value = c->settings[i].value;
+            s[i].source = c->settings[i].source;
+        }
+        *files = (const char *const *)c->files;
+        *nfiles = c->n_files;
+        *settings = s;
+        *nsettings = c->n_settings;
+    }
+    pthread_mutex_unlock(&e->lock);
+    mpce_engine_unref(e);
+    return st;
+}

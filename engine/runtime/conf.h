@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Engine configuration: the INI layers of DESIGN.md (plugins.d snippets, the
+ * administrator's engine.conf and engine.conf.d, the user's file), then the
+ * MPCENGINE_* environment and the caller's options. Later layers win key by
+ * key, and every setting remembers which layer made it. The schema is
+ * documented in conf/engine.conf.
+ */
+#ifndef MPCE_ENGINE_CONF_H
+#define MPCE_ENGINE_CONF_H
+
+#include <stddef.h>
+
+#include "mpcengine/common.h"
+
+#ifndef MPCE_PLUGINDIR
+#define MPCE_PLUGINDIR "/usr/local/lib/mpcengine/plugins"
+#endif
+#ifndef MPCE_CONFDIR
+#define MPCE_CONFDIR "/usr/local/etc/mpcengine"
+#endif
+/* The largest [engine] threads value accepted. */
+#define MPCE_CONFIG_MAX_THREADS 256u
+
+#ifndef MPCE_SNIPPETDIR
+#define MPCE_SNIPPETDIR "/usr/local/share/mpcengine/plugins.d"
+#endif
+
+/* [plugin.NAME] settings. */
+struct mpce_plugin_setting {
+    char *name;
+    int enabled;
+    char *where;   /* "FILE:LINE" of the layer that set enabled */
+};
+
+/* An explicit choice for "auto": key "prg" (the whole primitive), "prg.ecb"
+ * (one op) or "prg.ecb.large" (one op and size class); the most specific
+ * key wins. */
+struct mpce_pin {
+    char *key;
+    char *name;    /* the implementation */
+    char *source;  /* "[pins] prg.ecb = x (FILE:LINE)", "MPCENGINE_FORCE entry ..." */
+};
+
+/* One effective setting and its source, for mpce_config_info. */
+struct mpce_setting_rec {
+    char *section;
+    char *key;
+    char *value;
+    char *source;  /* "FILE:LINE", "MPCENGINE_*", "mpce_options", "default" */
+};
+
+struct mpce_logger;
+
+struct mpce_config {
+    char **plugin_dirs;          /* absolute directories, in search order */
+    size_t n_plugin_dirs;
+    int plugin_dirs_default;     /* still the compiled-in directory */
+    int allow_variable_time;
+    int strict;
+    int user_config;
+    int no_plugins;              /* MPCE_OPT_NO_PLUGINS */
+    unsigned threads;            /* [engine] threads; 0: one per online CPU */
+    int privileged;              /* root or setuid: files must be trusted */
+    int use_env;                 /* MPCENGINE_* may be read */
+    struct mpce_plugin_setting *plugins;
+    size_t n_plugins;
+    struct mpce_pin *pins;
+    size_t n_pins;
+    struct mpce_setting_rec *settings;
+    size_t n_settings;
+    char **files;                /* files read, in order */
+    size_t n_files;
+    const struct mpce_logger *log; /* where warnings go (not owned) */
+};
+
+/* Defaults: the compiled-in plugin directory, every flag at its default. */
+mpce_status mpce_config_init(struct mpce_config *cfg);
+
+/*
+ * Apply one INI file over cfg. A missing file is fine unless must_exist
+ * (then MPCE_ERR_CONFIG naming the file and `origin`, e.g. "MPCENGINE_CONF").
+ * Unknown sections and keys are logged as warnings; malformed values fail
+ * with MPCE_ERR_CONFIG "FILE:LINE: [section] key = value: expected ...". In a
+ * privileged process the file and its directories must be trusted (owned by
+ * root or the user, not writable by others).
+ */
+mpce_status mpce_config_read_file(struct mpce_config *cfg, const char *path, int must_exist,
+                                  const char *origin);
+
+/* Every layer, environment and option for an engine (opts may be NULL);
+ * warnings go to log. */
+mpce_status mpce_config_load(struct mpce_config *cfg, const mpce_options *opts,
+                             const struct mpce_logger *log);
+
+void mpce_config_free(struct mpce_config *cfg);
+
+/* An environment variable under the engine's rules: NULL for root and
+ * setuid/setgid processes and with MPCE_OPT_NO_ENV. */
+const char *mpce_config_env(const struct mpce_config *cfg, const char *name);
+
+/* The pin that decides "auto" for op id `op` ("prg.ecb") and size class sc,
+ * or NULL. */
+const struct mpce_pin *mpce_config_pin(const struct mpce_config *cfg, const char *op,
+                                       unsigned size_class);
+
+/* The [plugin.NAME] section for a plugin, or NULL. */
+const struct mpce_plugin_setting *mpce_config_plugin(const struct mpce_config *cfg,
+                                                     const char *name);
+
+/*
+ * Regular-or-linked entries of dir whose names end in suffix, sorted by
+ * strcmp (locale-independent, so every run loads in the same order).
+ * Returns 0, or -1 with errno set (ENOENT for a missing directory).
+ */
+int mpce_dir_list(const char *dir, const char *suffix, char ***names, size_t *count);
+void mpce_dir_list_free(char **names, size_t count);
+
+/* Whether user configuration and environment overrides must be ignored
+ * (root, or a setuid/setgid process). */
+int mpce_config_privileged(void);
+
+#endif

@@ -1,0 +1,963 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* INI configuration layers, validation and environment overrides. */
+#include "config.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#if defined(__linux__)
+#include <sys/auxv.h>
+#endif
+
+#ifdef HAVE_INIPARSER_INIPARSER_H
+#include <iniparser/iniparser.h>
+#else
+#include <iniparser.h>
+#endif
+
+#include "engine/internal.h"
+#include "engine/runtime/conf.h"
+#include "engine/runtime/module_file.h"
+
+/* Larger files are not configuration; refusing them bounds the line scan. */
+#define CONFIG_MAX_BYTES (1u << 20)
+
+static const char *env_get(const char *name)
+{
+#ifdef HAVE_SECURE_GETENV
+    return secure_getenv(name);
+#else
+    return getenv(name);
+#endif
+}
+
+int mpce_config_privileged(void)
+{
+    if (geteuid() == 0)
+        return 1;
+#if defined(__linux__)
+    if (getauxval(AT_SECURE))
+        return 1;
+#endif
+    return 0;
+}
+
+/* ---- directory listing ------------------------------------------------- */
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void mpce_dir_list_free(char **names, size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        free(names[i]);
+    free(names);
+}
+
+int mpce_dir_list(const char *dir, const char *suffix, char ***names, size_t *count)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return -1;
+    char **list = NULL;
+    size_t n = 0, cap = 0;
+    size_t sl = strlen(suffix);
+    struct dirent *ent;
+    while ((ent = readdir(d)) != NULL) {
+        size_t len = strlen(ent->d_name);
+        if (ent->d_name[0] == '.' || len <= sl || strcmp(ent->d_name + len - sl, suffix) != 0)
+            continue;
+        if (n == cap) {
+            size_t ncap = cap ? cap * 2 : 8;
+            char **tmp = realloc(list, ncap * sizeof(*tmp));
+            if (!tmp)
+                goto nomem;
+            list = tmp;
+            cap = ncap;
+        }
+        if (!(list[n] = strdup(ent->d_name)))
+            goto nomem;
+        n++;
+    }
+    closedir(d);
+    if (n)
+        qsort(list, n, sizeof(*list), cmp_str);
+    *names = list;
+    *count = n;
+    return 0;
+nomem:
+    closedir(d);
+    mpce_dir_list_free(list, n);
+    errno = ENOMEM;
+    return -1;
+}
+
+/* ---- small helpers ----------------------------------------------------- */
+
+static int parse_bool(const char *v, int *out)
+{
+    static const char *const yes[] = {"yes", "true", "on", "1"};
+    static const char *const no[] = {"no", "false", "off", "0"};
+    for (size_t i = 0; i < 4; i++) {
+        if (strcasecmp(v, yes[i]) == 0) {
+            *out = 1;
+            return 0;
+        }
+        if (strcasecmp(v, no[i]) == 0) {
+            *out = 0;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+static int valid_impl_name(const char *v)
+{
+    size_t len = strlen(v);
+    if (len == 0 || len > 63)
+        return 0;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)v[i];
+        if (!isalnum(c) && c != '-' && c != '_' && c != '.' && c != '+')
+            return 0;
+    }
+    return 1;
+}
+
+static int prim_index(const char *name)
+{
+    for (int p = 0; p < MPCE_PRIM_COUNT; p++)
+        if (strcasecmp(name, mpce_primitive_name((mpce_primitive)p)) == 0)
+            return p;
+    return -1;
+}
+
+static void free_dirs(struct mpce_config *cfg)
+{
+    mpce_dir_list_free(cfg->plugin_dirs, cfg->n_plugin_dirs);
+    cfg->plugin_dirs = NULL;
+    cfg->n_plugin_dirs = 0;
+}
+
+/* Split a colon-separated list of absolute directories; `where` prefixes
+ * the error ("FILE:LINE: [engine] plugin_path = v" or "MPCENGINE_PLUGIN_PATH=v"). */
+static mpce_status set_plugin_dirs(struct mpce_config *cfg, const char *value, const char *where)
+{
+    char **dirs = NULL;
+    size_t n = 0;
+    const char *p = value;
+    if (*value) {
+        for (;;) {
+            const char *end = strchr(p, ':');
+            size_t len = end ? (size_t)(end - p) : strlen(p);
+            if (len == 0) {
+                mpce_dir_list_free(dirs, n);
+                return mpce_error(MPCE_ERR_CONFIG,
+                                  "%s: entry %zu is empty: expected absolute directories "
+                                  "separated by ':'", where, n + 1);
+            }
+            if (p[0] != '/') {
+                mpce_dir_list_free(dirs, n);
+                return mpce_error(MPCE_ERR_CONFIG,
+                                  "%s: '%.*s' is a relative directory: expected absolute "
+                                  "directories separated by ':'", where, (int)len, p);
+            }
+            char **tmp = realloc(dirs, (n + 1) * sizeof(*tmp));
+            if (!tmp || !(tmp[n] = strndup(p, len))) {
+                mpce_dir_list_free(tmp ? tmp : dirs, n);
+                return mpce_error(MPCE_ERR_NOMEM, "out of memory reading plugin_path");
+            }
+            dirs = tmp;
+            n++;
+            if (!end)
+                break;
+            p = end + 1;
+        }
+    }
+    free_dirs(cfg);
+    cfg->plugin_dirs = dirs;
+    cfg->n_plugin_dirs = n;
+    cfg->plugin_dirs_default = 0;
+    return MPCE_OK;
+}
+
+/* Record the effective value of [section] key and the layer that set it. */
+static mpce_status remember_setting(struct mpce_config *cfg, const char *section,
+                                    const char *key, const char *value, const char *source)
+{
+    struct mpce_setting_rec *r = NULL;
+    for (size_t i = 0; i < cfg->n_settings; i++)
+        if (strcmp(cfg->settings[i].section, section) == 0 &&
+            strcmp(cfg->settings[i].key, key) == 0)
+            r = &cfg->settings[i];
+    if (r == NULL) {
+        struct mpce_setting_rec *tmp =
+            realloc(cfg->settings, (cfg->n_settings + 1) * sizeof(*tmp));
+        if (tmp == NULL)
+            return mpce_error(MPCE_ERR_NOMEM, "out of memory reading the configuration");
+        cfg->settings = tmp;
+        r = &tmp[cfg->n_settings];
+        memset(r, 0, sizeof(*r));
+        if (!(r->section = strdup(section)) || !(r->key = strdup(key))) {
+            free(r->section);
+            free(r->key);
+            return mpce_error(MPCE_ERR_NOMEM, "out of memory reading the configuration");
+        }
+        cfg->n_settings++;
+    }
+    char *v = strdup(value), *src = strdup(source);
+    if (v == NULL || src == NULL) {
+        free(v);
+        free(src);
+        return mpce_error(MPCE_ERR_NOMEM, "out of memory reading the configuration");
+    }
+    free(r->value);
+    free(r->source);
+    r->value = v;
+    r->source = src;
+    return MPCE_OK;
+}
+
+/* Pin keys: PRIM, PRIM.OP or PRIM.OP.SIZE, with OP one of the primitive's
+ * operations and SIZE a size class. 0 if valid, else -1 with what is accepted. */
+static int check_pin_key(const char *key, char *expected, size_t len)
+{
+    char buf[96];
+    snprintf(buf, sizeof(buf), "%s", key);
+    char *op = strchr(buf, '.');
+    char *size = op ? strchr(op + 1, '.') : NULL;
+    if (op)
+        *op++ = '\0';
+    if (size)
+        *size++ = '\0';
+    int prim = prim_index(buf);
+    if (prim < 0 || strlen(key) >= sizeof(buf)) {
+        snprintf(expected, len, "a key naming a primitive (prg, ntt, lpn or dpf), optionally "
+                 "with an operation and a size class, e.g. dpf.eval.large");
+        return -1;
+    }
+    if (op != NULL) {
+        char full[96];
+        snprintf(full, sizeof(full), "%s.%s", mpce_primitive_name((mpce_primitive)prim), op);
+        enum mpce_op_id id = mpce_op_by_name(full);
+        if (id == MPCE_OP_COUNT || !mpce_op_routed(id)) {
+            size_t used = (size_t)snprintf(expected, len, "an operation of %s after the dot:",
+                                           mpce_primitive_name((mpce_primitive)prim));
+            enum mpce_op_id first = mpce_op_first((mpce_primitive)prim);
+            for (unsigned k = 0; k < mpce_op_count_of((mpce_primitive)prim); k++) {
+                enum mpce_op_id o = (enum mpce_op_id)(first + k);
+                if (mpce_op_routed(o) && used < len)
+                    used += (size_t)snprintf(expected + used, len - used, " %s",
+                                             strchr(mpce_op_info[o].name, '.') + 1);
+            }
+            return -1;
+        }
+    }
+    if (size != NULL) {
+        unsigned c;
+        for (c = 0; c < MPCE_SIZE_CLASSES; c++)
+            if (strcmp(size, mpce_size_class_name(c)) == 0)
+                break;
+        if (c == MPCE_SIZE_CLASSES) {
+            snprintf(expected, len, "a size class after the operation: tiny, small, medium or "
+                     "large");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Set (name != "auto") or clear the pin of a (validated) key. Keys are
+ * stored in lowercase canonical form. */
+static mpce_status set_pin(struct mpce_config *cfg, const char *key, const char *name,
+                           const char *src)
+{
+    char canon[96];
+    size_t kl = strlen(key);
+    if (kl >= sizeof(canon))
+        kl = sizeof(canon) - 1;
+    for (size_t i = 0; i < kl; i++)
+        canon[i] = (char)tolower((unsigned char)key[i]);
+    canon[kl] = '\0';
+    for (size_t i = 0; i < cfg->n_pins; i++) {
+        if (strcmp(cfg->pins[i].key, canon) == 0) {
+            free(cfg->pins[i].key);
+            free(cfg->pins[i].name);
+            free(cfg->pins[i].source);
+            cfg->pins[i] = cfg->pins[--cfg->n_pins];
+            break;
+        }
+    }
+    if (strcmp(name, "auto") == 0)
+        return MPCE_OK;
+    struct mpce_pin *tmp = realloc(cfg->pins, (cfg->n_pins + 1) * sizeof(*tmp));
+    if (tmp == NULL)
+        return mpce_error(MPCE_ERR_NOMEM, "out of memory reading pins");
+    cfg->pins = tmp;
+    struct mpce_pin *p = &tmp[cfg->n_pins];
+    p->key = strdup(canon);
+    p->name = strdup(name);
+    p->source = strdup(src);
+    if (!p->key || !p->name || !p->source) {
+        free(p->key);
+        free(p->name);
+        free(p->source);
+        return mpce_error(MPCE_ERR_NOMEM, "out of memory reading pins");
+    }
+    cfg->n_pins++;
+    return MPCE_OK;
+}
+
+const struct mpce_pin *mpce_config_pin(const struct mpce_config *cfg, const char *op,
+                                       unsigned size_class)
+{
+    char full[96], prim[16];
+    snprintf(full, sizeof(full), "%s.%s", op, mpce_size_class_name(size_class));
+    snprintf(prim, sizeof(prim), "%.*s", (int)strcspn(op, "."), op);
+    const struct mpce_pin *best = NULL;
+    int best_rank = -1;
+    for (size_t i = 0; i < cfg->n_pins; i++) {
+        const char *k = cfg->pins[i].key;
+        int rank = strcmp(k, full) == 0 ? 2 : strcmp(k, op) == 0 ? 1 : strcmp(k, prim) == 0 ? 0
+                                                                                           : -1;
+        if (rank > best_rank) {
+            best_rank = rank;
+            best = &cfg->pins[i];
+        }
+    }
+    return best;
+}
+
+static struct mpce_plugin_setting *plugin_setting(struct mpce_config *cfg, const char *name)
+{
+    for (size_t i = 0; i < cfg->n_plugins; i++)
+        if (strcasecmp(cfg->plugins[i].name, name) == 0)
+            return &cfg->plugins[i];
+    struct mpce_plugin_setting *tmp =
+        realloc(cfg->plugins, (cfg->n_plugins + 1) * sizeof(*tmp));
+    if (!tmp)
+        return NULL;
+    cfg->plugins = tmp;
+    struct mpce_plugin_setting *s = &tmp[cfg->n_plugins];
+    s->name = strdup(name);
+    s->enabled = 1;
+    s->where = NULL;
+    if (!s->name)
+        return NULL;
+    cfg->n_plugins++;
+    return s;
+}
+
+const struct mpce_plugin_setting *mpce_config_plugin(const struct mpce_config *cfg,
+                                                     const char *name)
+{
+    for (size_t i = 0; i < cfg->n_plugins; i++)
+        if (strcasecmp(cfg->plugins[i].name, name) == 0)
+            return &cfg->plugins[i];
+    return NULL;
+}
+
+/* ---- one file ---------------------------------------------------------- */
+
+/* iniparser reports syntax errors through one process-wide callback; the
+ * text lands in this thread's buffer and becomes the error detail. */
+static _Thread_local char ini_msg[512];
+
+/* The first message is the one to report: later ones follow from it. */
+static int ini_error_cb(const char *fmt, ...)
+{
+    if (ini_msg[0])
+        return 0;
+    va_list ap;
+    va_start(ap, fmt);
+    int r = vsnprintf(ini_msg, sizeof(ini_msg), fmt, ap);
+    va_end(ap);
+    return r;
+}
+
+/* The text of one file and its name, for line lookups. */
+struct ini_file {
+    const char *path;
+    char *text;
+};
+
+static void trim(const char **b, const char **e)
+{
+    while (*b < *e && isspace((unsigned char)**b))
+        (*b)++;
+    while (*e > *b && isspace((unsigned char)(*e)[-1]))
+        (*e)--;
+}
+
+static int span_eq(const char *b, const char *e, const char *s)
+{
+    size_t len = (size_t)(e - b);
+    return strlen(s) == len && strncasecmp(b, s, len) == 0;
+}
+
+/*
+ * iniparser keeps no line numbers, so find the line that set `key` in
+ * `section` (key NULL: the section header) by scanning the text the way
+ * iniparser reads it; the last assignment wins there, so it does here.
+ */
+static unsigned find_line(const struct ini_file *f, const char *section, const char *key)
+{
+    unsigned line = 0, found = 0;
+    int in_section = 0;
+    const char *p = f->text;
+    while (*p) {
+        const char *eol = strchr(p, '\n');
+        if (!eol)
+            eol = p + strlen(p);
+        line++;
+        const char *b = p, *e = eol;
+        trim(&b, &e);
+        if (b < e && *b == '[') {
+            const char *close = memchr(b, ']', (size_t)(e - b));
+            if (close) {
+                const char *sb = b + 1, *se = close;
+                trim(&sb, &se);
+                in_section = span_eq(sb, se, section);
+                if (in_section && !key)
+                    found = line;
+            }
+        } else if (key && in_section && b < e && *b != '#' && *b != ';') {
+            const char *eq = memchr(b, '=', (size_t)(e - b));
+            if (eq) {
+                const char *kb = b, *ke = eq;
+                trim(&kb, &ke);
+                if (span_eq(kb, ke, key))
+                    found = line;
+            }
+        }
+        p = *eol ? eol + 1 : eol;
+    }
+    return found;
+}
+
+/* "FILE:LINE" or "FILE" when the line is unknown. */
+static void where_of(char *buf, size_t len, const struct ini_file *f, const char *section,
+                     const char *key)
+{
+    unsigned line = find_line(f, section, key);
+    if (line)
+        snprintf(buf, len, "%s:%u", f->path, line);
+    else
+        snprintf(buf, len, "%s", f->path);
+}
+
+static void warn(const struct mpce_config *cfg, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void warn(const struct mpce_config *cfg, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    mpce_vlog(cfg->log, MPCE_LOG_WARNING, NULL, fmt, ap);
+    va_end(ap);
+}
+
+static mpce_status bad_value(const struct ini_file *f, const char *sec, const char *key,
+                             const char *value, const char *expected)
+{
+    char where[1024];
+    where_of(where, sizeof(where), f, sec, key);
+    return mpce_error(MPCE_ERR_CONFIG, "%s: [%s] %s = %s: expected %s", where, sec, key, value,
+                      expected);
+}
+
+static mpce_status apply_bool(const struct ini_file *f, const char *sec, const char *key,
+                              const char *value, int *out)
+{
+    if (parse_bool(value, out) != 0)
+        return bad_value(f, sec, key, value, "yes or no");
+    return MPCE_OK;
+}
+
+/* Decimal 0..MPCE_CONFIG_MAX_THREADS, or auto (= 0). */
+static mpce_status apply_threads(struct mpce_config *cfg, const struct ini_file *f,
+                                 const char *value)
+{
+    char expected[128];
+    snprintf(expected, sizeof(expected),
+             "auto or an integer from 0 (one thread per online CPU) to %u",
+             MPCE_CONFIG_MAX_THREADS);
+    if (strcasecmp(value, "auto") == 0) {
+        cfg->threads = 0;
+        return MPCE_OK;
+    }
+    unsigned v = 0;
+    size_t len = strlen(value);
+    if (len == 0 || len > 3)
+        return bad_value(f, "engine", "threads", value, expected);
+    for (size_t i = 0; i < len; i++) {
+        if (value[i] < '0' || value[i] > '9')
+            return bad_value(f, "engine", "threads", value, expected);
+        v = v * 10u + (unsigned)(value[i] - '0');
+    }
+    if (v > MPCE_CONFIG_MAX_THREADS)
+        return bad_value(f, "engine", "threads", value, expected);
+    cfg->threads = v;
+    return MPCE_OK;
+}
+
+static mpce_status apply_engine(struct mpce_config *cfg, const struct ini_file *f,
+                                const char *key, const char *value)
+{
+    char loc[1024];
+    mpce_status st;
+    where_of(loc, sizeof(loc), f, "engine", key);
+    if (strcmp(key, "plugin_path") == 0) {
+        char where[1280];
+        snprintf(where, sizeof(where), "%s: [engine] plugin_path = %s", loc, value);
+        st = set_plugin_dirs(cfg, value, where);
+    } else if (strcmp(key, "allow_variable_time") == 0) {
+        st = apply_bool(f, "engine", key, value, &cfg->allow_variable_time);
+    } else if (strcmp(key, "strict") == 0) {
+        st = apply_bool(f, "engine", key, value, &cfg->strict);
+    } else if (strcmp(key, "user_config") == 0) {
+        st = apply_bool(f, "engine", key, value, &cfg->user_config);
+    } else if (strcmp(key, "threads") == 0) {
+        st = apply_threads(cfg, f, value);
+    } else {
+        warn(cfg, "%s: unknown key '%s' in [engine] ignored: the keys are plugin_path, "
+             "allow_variable_time, strict, user_config and threads", loc, key);
+        return MPCE_OK;
+    }
+    return st == MPCE_OK ? remember_setting(cfg, "engine", key, value, loc) : st;
+}
+
+static mpce_status apply_pin(struct mpce_config *cfg, const struct ini_file *f, const char *key,
+                             const char *value)
+{
+    char exp[320];
+    if (check_pin_key(key, exp, sizeof(exp)) != 0)
+        return bad_value(f, "pins", key, value, exp);
+    if (strcmp(value, "auto") != 0 && !valid_impl_name(value))
+        return bad_value(f, "pins", key, value,
+                         "auto or an implementation name from `mpcengine list`");
+    char where[1024], src[1400];
+    where_of(where, sizeof(where), f, "pins", key);
+    snprintf(src, sizeof(src), "[pins] %s = %s (%s)", key, value, where);
+    mpce_status st = set_pin(cfg, key, value, src);
+    return st == MPCE_OK ? remember_setting(cfg, "pins", key, value, where) : st;
+}
+
+static mpce_status apply_plugin(struct mpce_config *cfg, const struct ini_file *f,
+                                const char *sec, const char *name, const char *key,
+                                const char *value)
+{
+    if (strcmp(key, "enabled") != 0) {
+        char where[1024];
+        where_of(where, sizeof(where), f, sec, key);
+        warn(cfg, "%s: unknown key '%s' in [%s] ignored: the only key is enabled", where, key,
+             sec);
+        return MPCE_OK;
+    }
+    int on = 1;
+    mpce_status st = apply_bool(f, sec, key, value, &on);
+    if (st != MPCE_OK)
+        return st;
+    struct mpce_plugin_setting *s = plugin_setting(cfg, name);
+    char loc[1024];
+    where_of(loc, sizeof(loc), f, sec, key);
+    char *where = strdup(loc);
+    if (!s || !where) {
+        free(where);
+        return mpce_error(MPCE_ERR_NOMEM, "out of memory reading [%s]", sec);
+    }
+    free(s->where);
+    s->where = where;
+    s->enabled = on;
+    return remember_setting(cfg, sec, key, on ? "yes" : "no", loc);
+}
+
+static mpce_status apply_section(struct mpce_config *cfg, dictionary *d,
+                                 const struct ini_file *f, const char *sec)
+{
+    enum { S_ENGINE, S_PINS, S_PLUGIN } kind;
+    const char *plugin = NULL;
+    if (strcmp(sec, "engine") == 0) {
+        kind = S_ENGINE;
+    } else if (strcmp(sec, "pins") == 0) {
+        kind = S_PINS;
+    } else if (strncmp(sec, "plugin.", 7) == 0 && valid_impl_name(sec + 7)) {
+        kind = S_PLUGIN;
+        plugin = sec + 7;
+    } else {
+        char where[1024];
+        where_of(where, sizeof(where), f, sec, NULL);
+        warn(cfg, "%s: unknown section [%s] ignored: the sections are [engine], [pins] and "
+             "[plugin.NAME]", where, sec);
+        return MPCE_OK;
+    }
+    int nkeys = iniparser_getsecnkeys(d, sec);
+    if (nkeys <= 0)
+        return MPCE_OK;
+    const char **keys = calloc((size_t)nkeys, sizeof(*keys));
+    if (!keys)
+        return mpce_error(MPCE_ERR_NOMEM, "out of memory reading %s", f->path);
+    mpce_status st = MPCE_OK;
+    if (!iniparser_getseckeys(d, sec, keys))
+        nkeys = 0;
+    size_t prefix = strlen(sec) + 1; /* "section:" */
+    for (int i = 0; i < nkeys && st == MPCE_OK; i++) {
+        const char *full = keys[i];
+        const char *key = strlen(full) >= prefix ? full + prefix : full;
+        const char *value = iniparser_getstring(d, full, "");
+        if (!value)
+            value = "";
+        switch (kind) {
+        case S_ENGINE:
+            st = apply_engine(cfg, f, key, value);
+            break;
+        case S_PINS:
+            st = apply_pin(cfg, f, key, value);
+            break;
+        case S_PLUGIN:
+            st = apply_plugin(cfg, f, sec, plugin, key, value);
+            break;
+        }
+    }
+    free(keys);
+    return st;
+}
+
+/* Read the whole file: NULL with errno set if it cannot be read; *too_big is
+ * 1 for a file over the limit, 2 for something that is not a regular file. */
+static char *slurp(const char *path, int *too_big)
+{
+    *too_big = 0;
+    FILE *fp = fopen(path, "r");
+    if (!fp)
+        return NULL;
+    struct stat sb;
+    if (fstat(fileno(fp), &sb) != 0) {
+        fclose(fp);
+        return NULL;
+    }
+    if (!S_ISREG(sb.st_mode)) {
+        fclose(fp);
+        *too_big = 2;
+        errno = S_ISDIR(sb.st_mode) ? EISDIR : EINVAL;
+        return NULL;
+    }
+    if ((unsigned long long)sb.st_size > CONFIG_MAX_BYTES) {
+        fclose(fp);
+        *too_big = 1;
+        return NULL;
+    }
+    char *buf = malloc((size_t)sb.st_size + 1);
+    if (!buf) {
+        fclose(fp);
+        errno = ENOMEM;
+        return NULL;
+    }
+    size_t n = fread(buf, 1, (size_t)sb.st_size, fp);
+    buf[n] = '\0';
+    fclose(fp);
+    return buf;
+}
+
+/* Turn "iniparser: syntax error in FILE (LINE):\n-> TEXT\n" into one line. */
+static mpce_status syntax_error(const char *path)
+{
+    char *msg = ini_msg;
+    size_t len = strlen(msg);
+    while (len && (msg[len - 1] == '\n' || msg[len - 1] == '\r'))
+        msg[--len] = '\0';
+    const char *lp = strstr(msg, " (");
+    const char *arrow = strstr(msg, "-> ");
+    unsigned line = 0;
+    if (lp && sscanf(lp, " (%u)", &line) == 1 && arrow)
+        return mpce_error(MPCE_ERR_CONFIG,
+                          "%s:%u: syntax error in '%s': expected [section], key = value, "
+                          "or a # comment", path, line, arrow + 3);
+    for (char *c = msg; *c; c++)
+        if (*c == '\n')
+            *c = ' ';
+    return mpce_error(MPCE_ERR_CONFIG, "%s: cannot be parsed (%s): fix the file's syntax",
+                      path, *msg ? msg : "unknown error");
+}
+
+static mpce_status remember_file(struct mpce_config *cfg, const char *path)
+{
+    char **tmp = realloc(cfg->files, (cfg->n_files + 1) * sizeof(*tmp));
+    if (!tmp)
+        return mpce_error(MPCE_ERR_NOMEM, "out of memory reading %s", path);
+    cfg->files = tmp;
+    if (!(tmp[cfg->n_files] = strdup(path)))
+        return mpce_error(MPCE_ERR_NOMEM, "out of memory reading %s", path);
+    cfg->n_files++;
+    return MPCE_OK;
+}
+
+mpce_status mpce_config_read_file(struct mpce_config *cfg, const char *path, int must_exist,
+                                  const char *origin)
+{
+    int too_big;
+    struct ini_file f = {path, slurp(path, &too_big)};
+    if (!f.text) {
+        if (too_big == 1)
+            return mpce_error(MPCE_ERR_CONFIG,
+                              "%s: larger than %u bytes: not a configuration file", path,
+                              CONFIG_MAX_BYTES);
+        if (too_big == 2)
+            return mpce_error(MPCE_ERR_CONFIG,
+                              "%s (named by %s) is %s, not a regular file: name an INI file "
+                              "(an empty file means no settings)",
+                              path, origin ? origin : "the default layers",
+                              errno == EISDIR ? "a directory" : "a device or special file");
+        if (errno == ENOENT && !must_exist)
+            return MPCE_OK;
+        if (errno == ENOMEM)
+            return mpce_error(MPCE_ERR_NOMEM, "out of memory reading %s", path);
+        return mpce_error(MPCE_ERR_CONFIG,
+                          "cannot read configuration file %s: %s (named by %s): check the "
+                          "path and its permissions", path, strerror(errno),
+                          origin ? origin : "the default layers");
+    }
+    char why[1024];
+    if (cfg->privileged && mpce_file_check_trusted(path, why, sizeof(why)) != 0) {
+        free(f.text);
+        return mpce_error(MPCE_ERR_CONFIG, "%s refused: %s (root and setuid programs read "
+                          "only configuration that no other user can change)", path, why);
+    }
+    ini_msg[0] = '\0';
+    iniparser_set_error_callback(ini_error_cb);
+    dictionary *d = iniparser_load(path);
+    if (!d) {
+        free(f.text);
+        return syntax_error(path);
+    }
+    mpce_status st = remember_file(cfg, path);
+    /* Keys before any section land under "" in iniparser and would be
+     * silently ignored; say so. */
+    for (int i = 0; st == MPCE_OK && i < d->size; i++) {
+        if (d->key[i] && d->key[i][0] == ':') {
+            warn(cfg, "%s: key '%s' outside any section ignored: put it under [engine]", path,
+                 d->key[i] + 1);
+        }
+    }
+    int nsec = iniparser_getnsec(d);
+    for (int i = 0; st == MPCE_OK && i < nsec; i++) {
+        const char *sec = iniparser_getsecname(d, i);
+        if (sec)
+            st = apply_section(cfg, d, &f, sec);
+    }
+    iniparser_freedict(d);
+    free(f.text);
+    return st;
+}
+
+/* Every *.conf of dir, sorted; a missing directory is fine. */
+static mpce_status read_dir(struct mpce_config *cfg, const char *dir)
+{
+    char **names;
+    size_t n;
+    if (mpce_dir_list(dir, ".conf", &names, &n) != 0) {
+        if (errno == ENOENT || errno == ENOTDIR)
+            return MPCE_OK;
+        return mpce_error(MPCE_ERR_CONFIG, "cannot read configuration directory %s: %s", dir,
+                          strerror(errno));
+    }
+    mpce_status st = MPCE_OK;
+    for (size_t i = 0; i < n && st == MPCE_OK; i++) {
+        char path[4096];
+        snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+        st = mpce_config_read_file(cfg, path, 0, NULL);
+    }
+    mpce_dir_list_free(names, n);
+    return st;
+}
+
+/* MPCENGINE_FORCE=KEY:NAME[,KEY:NAME...] with KEY a [pins] key. */
+static mpce_status parse_force(struct mpce_config *cfg, const char *value)
+{
+    const char *p = value;
+    for (;;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        char item[128], exp[320] = "";
+        const char *colon = memchr(p, ':', len);
+        int ok = len > 0 && len < sizeof(item) && colon;
+        if (ok) {
+            memcpy(item, p, len);
+            item[len] = '\0';
+            item[colon - p] = '\0';
+            const char *name = item + (colon - p) + 1;
+            ok = check_pin_key(item, exp, sizeof(exp)) == 0 && valid_impl_name(name);
+            if (ok) {
+                char src[256];
+                snprintf(src, sizeof(src), "MPCENGINE_FORCE entry %s:%s", item, name);
+                mpce_status st = set_pin(cfg, item, name, src);
+                if (st == MPCE_OK)
+                    st = remember_setting(cfg, "pins", item, name, "MPCENGINE_FORCE");
+                if (st != MPCE_OK)
+                    return st;
+            }
+        }
+        if (!ok)
+            return mpce_error(MPCE_ERR_CONFIG,
+                              "MPCENGINE_FORCE=%s: entry '%.*s' is malformed: expected "
+                              "KEY:IMPLEMENTATION[,...] with KEY a [pins] key such as prg, "
+                              "ntt.forward or dpf.eval.large (e.g. prg:prg-soft-bitslice)%s%s",
+                              value, (int)(len > 64 ? 64 : len), p, exp[0] ? "; KEY: " : "",
+                              exp);
+        if (!end)
+            break;
+        p = end + 1;
+    }
+    return MPCE_OK;
+}
+
+static mpce_status read_user_config(struct mpce_config *cfg)
+{
+    char path[4096];
+    const char *xdg = env_get("XDG_CONFIG_HOME");
+    const char *home = env_get("HOME");
+    if (xdg && xdg[0] == '/')
+        snprintf(path, sizeof(path), "%s/mpcengine/engine.conf", xdg);
+    else if (home && home[0] == '/')
+        snprintf(path, sizeof(path), "%s/.config/mpcengine/engine.conf", home);
+    else
+        return MPCE_OK;
+    return mpce_config_read_file(cfg, path, 0, NULL);
+}
+
+mpce_status mpce_config_init(struct mpce_config *cfg)
+{
+    memset(cfg, 0, sizeof(*cfg));
+    cfg->user_config = 1;
+    mpce_status st = set_plugin_dirs(cfg, MPCE_PLUGINDIR, "compiled-in plugin directory");
+    cfg->plugin_dirs_default = 1;
+    return st;
+}
+
+void mpce_config_free(struct mpce_config *cfg)
+{
+    free_dirs(cfg);
+    for (size_t i = 0; i < cfg->n_plugins; i++) {
+        free(cfg->plugins[i].name);
+        free(cfg->plugins[i].where);
+    }
+    free(cfg->plugins);
+    for (size_t i = 0; i < cfg->n_pins; i++) {
+        free(cfg->pins[i].key);
+        free(cfg->pins[i].name);
+        free(cfg->pins[i].source);
+    }
+    free(cfg->pins);
+    for (size_t i = 0; i < cfg->n_settings; i++) {
+        free(cfg->settings[i].section);
+        free(cfg->settings[i].key);
+        free(cfg->settings[i].value);
+        free(cfg->settings[i].source);
+    }
+    free(cfg->settings);
+    mpce_dir_list_free(cfg->files, cfg->n_files);
+    memset(cfg, 0, sizeof(*cfg));
+}
+
+static const char *const env_names[] = {"MPCENGINE_CONF", "MPCENGINE_PLUGIN_PATH",
+                                        "MPCENGINE_FORCE", "MPCENGINE_AESNI_DISABLE"};
+
+const char *mpce_config_env(const struct mpce_config *cfg, const char *name)
+{
+    return cfg->use_env ? env_get(name) : NULL;
+}
+
+/* The defaults, so that every key mpce_config_info shows has a source. */
+static mpce_status remember_defaults(struct mpce_config *cfg)
+{
+    static const char *const keys[][2] = {
+        {"plugin_path", MPCE_PLUGINDIR}, {"allow_variable_time", "no"}, {"strict", "no"},
+        {"user_config", "yes"},          {"threads", "auto"},
+    };
+    mpce_status st = MPCE_OK;
+    for (size_t i = 0; st == MPCE_OK && i < sizeof(keys) / sizeof(keys[0]); i++)
+        st = remember_setting(cfg, "engine", keys[i][0], keys[i][1], "default");
+    return st;
+}
+
+mpce_status mpce_config_load(struct mpce_config *cfg, const mpce_options *opts,
+                             const struct mpce_logger *log)
+{
+    mpce_status st = mpce_config_init(cfg);
+    cfg->log = log;
+    if (st == MPCE_OK)
+        st = remember_defaults(cfg);
+    if (st != MPCE_OK) {
+        mpce_config_free(cfg);
+        return st;
+    }
+    unsigned flags = opts ? opts->flags : 0;
+    const char *config_path = opts ? opts->config_path : NULL;
+    const char *plugin_path = opts ? opts->plugin_path : NULL;
+    int privileged = mpce_config_privileged();
+    int use_env = !(flags & MPCE_OPT_NO_ENV) && !privileged;
+    cfg->privileged = privileged;
+    cfg->use_env = use_env;
+
+    if (!(flags & MPCE_OPT_NO_ENV) && privileged) {
+        for (size_t i = 0; i < sizeof(env_names) / sizeof(env_names[0]); i++)
+            if (getenv(env_names[i]))
+                warn(cfg, "%s ignored: environment overrides do not apply to root or "
+                     "setuid/setgid programs; use engine.conf", env_names[i]);
+    }
+
+    if (!(flags & MPCE_OPT_NO_SYSTEM_CONFIG))
+        st = read_dir(cfg, MPCE_SNIPPETDIR);
+
+    const char *env_conf = use_env ? env_get("MPCENGINE_CONF") : NULL;
+    if (st == MPCE_OK) {
+        if (config_path)
+            st = mpce_config_read_file(cfg, config_path, 1, "mpce_options.config_path");
+        else if (env_conf && *env_conf)
+            st = mpce_config_read_file(cfg, env_conf, 1, "MPCENGINE_CONF");
+        else if (!(flags & MPCE_OPT_NO_SYSTEM_CONFIG)) {
+            st = mpce_config_read_file(cfg, MPCE_CONFDIR "/engine.conf", 0, NULL);
+            if (st == MPCE_OK)
+                st = read_dir(cfg, MPCE_CONFDIR "/engine.conf.d");
+        }
+    }
+
+    if (st == MPCE_OK && !(flags & MPCE_OPT_NO_USER_CONFIG) && !privileged && cfg->user_config)
+        st = read_user_config(cfg);
+
+    if (st == MPCE_OK && use_env) {
+        const char *pp = env_get("MPCENGINE_PLUGIN_PATH");
+        if (pp) {
+            char where[1100];
+            snprintf(where, sizeof(where), "MPCENGINE_PLUGIN_PATH=%.1000s", pp);
+            st = set_plugin_dirs(cfg, pp, where);
+            if (st == MPCE_OK)
+                st = remember_setting(cfg, "engine", "plugin_path", pp, "MPCENGINE_PLUGIN_PATH");
+        }
+        const char *force = env_get("MPCENGINE_FORCE");
+        if (st == MPCE_OK && force && *force)
+            st = parse_force(cfg, force);
+    }
+
+    if (st == MPCE_OK && plugin_path) {
+        char where[1100];
+        snprintf(where, sizeof(where), "mpce_options.plugin_path = %.1000s", plugin_path);
+        st = set_plugin_dirs(cfg, plugin_path, where);
+        if (st == MPCE_OK)
+            st = remember_setting(cfg, "engine", "plugin_path", plugin_path,
+                                  "mpce_options.plugin_path");
+    }
+    if (flags & MPCE_OPT_NO_PLUGINS)
+        cfg->no_plugins = 1;
+    if (st != MPCE_OK)
+        mpce_config_free(cfg);
+    return st;
+}

@@ -1,0 +1,343 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Contexts' shared part: plugin states per implementation and resolved routes. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/runtime/context.h"
+
+/* states[i] of an implementation whose ctx_new refused the context. */
+static char unserved_marker;
+#define UNSERVED ((void *)&unserved_marker)
+
+mpce_status mpce_ctx_init(struct mpce_ctx *ctx, mpce_engine *e, mpce_primitive prim,
+                          const struct mpce_params *params, mpce_ctx_make_fn make)
+{
+    unsigned nops = mpce_op_count_of(prim);
+    ctx->engine = e;
+    ctx->prim = prim;
+    ctx->op0 = mpce_op_first(prim);
+    ctx->params = *params;
+    ctx->params.struct_size = sizeof(ctx->params);
+    ctx->params.primitive = (uint32_t)prim;
+    ctx->make = make;
+    size_t slots = e->n_slots ? e->n_slots : 1;
+    ctx->states = calloc(slots, sizeof(*ctx->states));
+    ctx->unserved_why = calloc(slots, sizeof(*ctx->unserved_why));
+    /* An empty set for no table: the first call resolves. */
+    ctx->routes = calloc(1, sizeof(*ctx->routes) +
+                                (size_t)nops * MPCE_SIZE_CLASSES * sizeof(struct mpce_route));
+    ctx->dev_routes = calloc(nops, sizeof(*ctx->dev_routes));
+    if (!ctx->states || !ctx->unserved_why || !ctx->routes || !ctx->dev_routes) {
+        free(ctx->states);
+        free(ctx->unserved_why);
+        free(ctx->routes);
+        free(ctx->dev_routes);
+        return mpce_error(MPCE_ERR_NOMEM, "out of memory making a %s context",
+                          mpce_primitive_name(prim));
+    }
+    pthread_mutex_init(&ctx->lock, NULL);
+    pthread_mutex_init(&ctx->inflight_lock, NULL);
+    pthread_cond_init(&ctx->idle, NULL);
+    return MPCE_OK;
+}
+
+void mpce_ctx_hold(struct mpce_ctx *ctx)
+{
+    pthread_mutex_lock(&ctx->inflight_lock);
+    ctx->inflight++;
+    pthread_mutex_unlock(&ctx->inflight_lock);
+}
+
+void mpce_ctx_release(struct mpce_ctx *ctx)
+{
+    pthread_mutex_lock(&ctx->inflight_lock);
+    if (--ctx->inflight == 0)
+        pthread_cond_broadcast(&ctx->idle);
+    pthread_mutex_unlock(&ctx->inflight_lock);
+}
+
+void mpce_ctx_destroy(struct mpce_ctx *ctx)
+{
+    mpce_engine *e = ctx->engine;
+    pthread_mutex_lock(&ctx->inflight_lock);
+    while (ctx->inflight > 0)
+        pthread_cond_wait(&ctx->idle, &ctx->inflight_lock);
+    pthread_mutex_unlock(&ctx->inflight_lock);
+    for (size_t i = 0; i < e->n_slots; i++) {
+        void *state = ctx->states[i];
+        if (state != NULL && state != UNSERVED)
+            mpce_ops_ctx_free(&e->slots[i]->ops, state);
+        free(ctx->unserved_why[i]);
+    }
+    free(ctx->states);
+    free(ctx->unserved_why);
+    while (ctx->routes) {
+        struct mpce_route_set *older = ctx->routes->older;
+        free(ctx->routes);
+        ctx->routes = older;
+    }
+    free(ctx->dev_routes);
+    pthread_mutex_destroy(&ctx->lock);
+    pthread_cond_destroy(&ctx->idle);
+    pthread_mutex_destroy(&ctx->inflight_lock);
+    ctx->engine = NULL;
+    mpce_engine_unref(e);
+}
+
+static const char *kind_name(const struct mpce_devrec *dev)
+{
+    return dev ? dev->name : MPCE_MEMORY_HOST;
+}
+
+/* This context's state for slot, made on first use; lock held. NOIMPL when
+ * the implementation refuses the context (remembered: it is not asked
+ * again). */
+static mpce_status slot_state(struct mpce_ctx *ctx, struct mpce_slot *s, void **out)
+{
+    void *state = ctx->states[s->index];
+    if (state == UNSERVED)
+        return mpce_error(MPCE_ERR_NOIMPL, "%s does not serve this context's parameters: %s",
+                          s->impl->name, ctx->unserved_why[s->index]);
+    if (state != NULL) {
+        *out = state;
+        return MPCE_OK;
+    }
+    int rc = ctx->make(ctx, s, &state);
+    if (rc == 0 && state == NULL)
+        rc = MPCE_ERR_BACKEND;
+    if (rc != 0) {
+        char detail[512];
+        mpce_plugin_detail_take(&s->module->host->host, detail, sizeof(detail));
+        if (rc == MPCE_ERR_NOIMPL) {
+            free(ctx->unserved_why[s->index]);
+            ctx->unserved_why[s->index] = strdup(detail[0] ? detail : "its ctx_new refused it");
+            ctx->states[s->index] = UNSERVED;
+            return mpce_error(MPCE_ERR_NOIMPL, "%s does not serve this context's parameters%s%s",
+                              s->impl->name, detail[0] ? ": " : "", detail);
+        }
+        mpce_status code = mpce_status_of_rc(rc);
+        if (code == MPCE_ERR_NOMEM)
+            return mpce_error(code, "%s: out of memory creating its context state%s%s",
+                              s->impl->name, detail[0] ? ": " : "", detail);
+        return mpce_error(code, "%s: creating its context state failed (%s)%s%s",
+                          s->impl->name, mpce_status_name(code), detail[0] ? ": " : "",
+                          detail);
+    }
+    ctx->states[s->index] = state;
+    *out = state;
+    return MPCE_OK;
+}
+
+/* Whether slot can take this call on this context, and its state; lock
+ * held. `what` prefixes refusals (a pin's source, or ""). */
+static mpce_status try_slot(struct mpce_ctx *ctx, struct mpce_slot *s,
+                            const struct mpce_shape *shape, const struct mpce_devrec *dev,
+                            const char *what, void **state)
+{
+    mpce_engine *e = ctx->engine;
+    const char *pname = mpce_primitive_name(ctx->prim);
+    if (s->prim != ctx->prim) {
+        const char *other = mpce_primitive_name(s->prim);
+        return mpce_error(MPCE_ERR_NOIMPL, "%simplementation '%s' is %s %s implementation, not "
+                          "%s: see `mpcengine list`", what, s->impl->name,
+                          other[0] == 'n' ? "an" : "a", other, pname);
+    }
+    mpce_status st = mpce_registry_usable(e, s, what);
+    if (st != MPCE_OK)
+        return st;
+    if (dev != NULL && !((s->memory & MPCE_MEM_DEVICE) && s->device == dev))
+        return mpce_error(MPCE_ERR_NOIMPL, "%s%s does not work in %s memory: use an "
+                          "implementation of that device (see `mpcengine list`) or \"auto\"",
+                          what, s->impl->name, dev->name);
+    if (s->impl->serves != NULL) {
+        char why[256] = "";
+        if (s->impl->serves(s->module->state, &ctx->params, shape, why, sizeof(why)) != 0) {
+            why[sizeof(why) - 1] = '\0';
+            return mpce_error(MPCE_ERR_NOIMPL, "%s%s does not serve %s on this context%s%s",
+                              what, s->impl->name, shape->op, why[0] ? ": " : "", why);
+        }
+    }
+    return slot_state(ctx, s, state);
+}
+
+/* Set a route once: readers that see slot see state. */
+static void publish(struct mpce_route *r, struct mpce_slot *s, void *state)
+{
+    r->state = state;
+    __atomic_store_n(&r->slot, s, __ATOMIC_RELEASE);
+}
+
+/* The first candidate of entry that takes the call; lock held. */
+static mpce_status resolve_auto(struct mpce_ctx *ctx, const struct mpce_route_entry *entry,
+                                const struct mpce_shape *shape, const struct mpce_devrec *dev,
+                                struct mpce_slot **slot, void **state)
+{
+    mpce_engine *e = ctx->engine;
+    const char *pname = mpce_primitive_name(ctx->prim);
+    if (entry->pinned) {
+        char what[600];
+        snprintf(what, sizeof(what), "%s: ", entry->source);
+        struct mpce_slot *s = mpce_registry_find(e, entry->pin_name);
+        if (s == NULL)
+            return mpce_error(MPCE_ERR_NOIMPL, "%sunknown implementation '%.64s' for %s: see "
+                              "`mpcengine list`", what, entry->pin_name, pname);
+        *slot = s;
+        return try_slot(ctx, s, shape, dev, what, state);
+    }
+    char reasons[900] = "";
+    size_t used = 0;
+    for (unsigned i = 0; i < entry->n; i++) {
+        struct mpce_slot *s = e->slots[entry->cand[i]];
+        if (try_slot(ctx, s, shape, dev, "", state) == MPCE_OK) {
+            *slot = s;
+            return MPCE_OK;
+        }
+        if (used < sizeof(reasons))
+            used += (size_t)snprintf(reasons + used, sizeof(reasons) - used, "%s%s",
+                                     used ? "; " : "", mpce_last_error());
+    }
+    if (entry->n == 0)
+        return mpce_error(MPCE_ERR_NOIMPL, "no usable %s implementation for %s in %s memory: "
+                          "every candidate was skipped or is not allowed: see `mpcengine list`",
+                          pname, shape->op, kind_name(dev));
+    return mpce_error(MPCE_ERR_NOIMPL, "no %s implementation takes this %s call: %s", pname,
+                      shape->op, reasons);
+}
+
+/* Device calls: the implementations of that device, by priority. */
+static mpce_status resolve_device(struct mpce_ctx *ctx, const struct mpce_shape *shape,
+                                  const struct mpce_devrec *dev, struct mpce_slot **slot,
+                                  void **state)
+{
+    mpce_engine *e = ctx->engine;
+    struct mpce_route_entry entry = {0};
+    uint16_t cand[256];
+    for (size_t i = 0; i < e->n_slots && entry.n < 256; i++) {
+        const struct mpce_slot *s = e->slots[i];
+        if (s->prim != ctx->prim || s->device != dev || !(s->memory & MPCE_MEM_DEVICE))
+            continue;
+        unsigned at = entry.n++;
+        while (at > 0 && e->slots[cand[at - 1]]->priority < s->priority) {
+            cand[at] = cand[at - 1];
+            at--;
+        }
+        cand[at] = (uint16_t)i;
+    }
+    entry.cand = cand;
+    return resolve_auto(ctx, &entry, shape, dev, slot, state);
+}
+
+mpce_status mpce_ctx_route_slow(struct mpce_ctx *ctx, const char *fn, enum mpce_op_id op,
+                                uint64_t units, uint64_t elements, const char *impl,
+                                const struct mpce_devrec *dev, struct mpce_route *out)
+{
+    mpce_engine *e = ctx->engine;
+    if (mpce_engine_is_closed(e))
+        return mpce_engine_closed_error(fn);
+    const unsigned sc = mpce_size_class(elements);
+    const unsigned local = (unsigned)op - (unsigned)ctx->op0;
+    const struct mpce_shape shape = {
+        .struct_size = sizeof(shape),
+        .op = mpce_op_info[op].name,
+        .memory = dev ? MPCE_MEM_DEVICE : MPCE_MEM_HOST,
+        .units = units,
+    };
+    struct mpce_slot *slot = NULL;
+    void *state = NULL;
+    mpce_status st;
+    const int is_auto = mpce_impl_is_auto(impl);
+
+    pthread_mutex_lock(&ctx->lock);
+    if (dev != NULL) {
+        struct mpce_dev_route *dr = &ctx->dev_routes[local];
+        /* Only ever read under the lock: a device call costs far more. */
+        if (is_auto && dr->dev == dev && dr->route.slot != NULL) {
+            *out = dr->route;
+            st = MPCE_OK;
+        } else if (is_auto) {
+            st = resolve_device(ctx, &shape, dev, &slot, &state);
+            if (st == MPCE_OK) {
+                dr->dev = dev;
+                dr->route.slot = slot;
+                dr->route.state = state;
+                *out = dr->route;
+            }
+        } else {
+            slot = mpce_registry_find(e, impl);
+            st = slot ? try_slot(ctx, slot, &shape, dev, "", &state)
+                      : mpce_error(MPCE_ERR_NOIMPL, "unknown implementation '%.64s' for %s: see "
+                                   "`mpcengine list`", impl, mpce_primitive_name(ctx->prim));
+            if (st == MPCE_OK) {
+                out->slot = slot;
+                out->state = state;
+            }
+        }
+        pthread_mutex_unlock(&ctx->lock);
+        return st;
+    }
+
+    if (is_auto) {
+        const struct mpce_table *table = __atomic_load_n(&e->table, __ATOMIC_ACQUIRE);
+        struct mpce_route_set *set = ctx->routes;
+        if (set->table != table) {
+            /* New pins: every route is resolved again, in a fresh set. */
+            size_t n = (size_t)mpce_op_count_of(ctx->prim) * MPCE_SIZE_CLASSES;
+            struct mpce_route_set *fresh = calloc(1, sizeof(*fresh) + n * sizeof(fresh->r[0]));
+            if (fresh == NULL) {
+                pthread_mutex_unlock(&ctx->lock);
+                return mpce_error(MPCE_ERR_NOMEM, "%s: out of memory resolving a route", fn);
+            }
+            fresh->table = table;
+            fresh->older = set;
+            __atomic_store_n(&ctx->routes, fresh, __ATOMIC_RELEASE);
+            set = fresh;
+        }
+        struct mpce_route *r = &set->r[local * MPCE_SIZE_CLASSES + sc];
+        st = MPCE_OK;
+        if (r->slot == NULL) {
+            st = resolve_auto(ctx, &table->e[op][sc], &shape, NULL, &slot, &state);
+            if (st == MPCE_OK)
+                publish(r, slot, state);
+        }
+        if (st == MPCE_OK)
+            *out = *r;
+        pthread_mutex_unlock(&ctx->lock);
+        return st;
+    }
+
+    /* A name: looked up once per context, op and size class. */
+    unsigned n = ctx->n_named;
+    for (unsigned i = 0; i < n; i++) {
+        struct mpce_named_route *nr = &ctx->named[i];
+        if (nr->op == op && nr->size_class == sc && strcmp(nr->name, impl) == 0) {
+            *out = nr->route;
+            pthread_mutex_unlock(&ctx->lock);
+            return MPCE_OK;
+        }
+    }
+    slot = mpce_registry_find(e, impl);
+    if (slot == NULL)
+        st = mpce_error(MPCE_ERR_NOIMPL, "unknown implementation '%.64s' for %s: see "
+                        "`mpcengine list`", impl, mpce_primitive_name(ctx->prim));
+    else
+        st = try_slot(ctx, slot, &shape, NULL, "", &state);
+    if (st == MPCE_OK) {
+        if (n < MPCE_CTX_NAMED) {
+            struct mpce_named_route *nr = &ctx->named[n];
+            snprintf(nr->name, sizeof(nr->name), "%s", slot->impl->name);
+            nr->op = op;
+            nr->size_class = sc;
+            nr->route.state = state;
+            nr->route.slot = slot;
+            __atomic_store_n(&ctx->n_named, n + 1, __ATOMIC_RELEASE);
+        }
+        /* With the cache full, later calls with this name look it up here. */
+        out->slot = slot;
+        out->state = state;
+    }
+    pthread_mutex_unlock(&ctx->lock);
+    return st;
+}

@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The part every context shares (the front ends embed it first): its engine
+ * reference, its parameters, one plugin state per implementation it has used
+ * and its routes, so that a call on a context that has its state classifies
+ * its size, loads one route and makes one indirect call, with no name lookup
+ * and no lock.
+ */
+#ifndef MPCE_RUNTIME_CONTEXT_H
+#define MPCE_RUNTIME_CONTEXT_H
+
+#include <string.h>
+
+#include "engine/internal.h"
+
+/* A resolved choice: the implementation and this context's state for it.
+ * In a context's caches slot is stored last, with release, so a reader that
+ * sees it sees state; a published route is never changed again. Callers get
+ * copies. */
+struct mpce_route {
+    const struct mpce_slot *slot;
+    void *state;
+};
+
+/* The routes resolved against one dispatch table: [ops of prim][size class].
+ * A new table gets a new set (the old ones stay until the context is freed,
+ * since a caller may be reading them). */
+struct mpce_route_set {
+    const struct mpce_table *table;
+    struct mpce_route_set *older;
+    struct mpce_route r[];
+};
+
+/* Named calls ("prg-aesni", not "auto") resolve once per context, op and size
+ * class too. */
+#define MPCE_CTX_NAMED 8u
+struct mpce_named_route {
+    char name[64];
+    enum mpce_op_id op;
+    unsigned size_class;
+    struct mpce_route route;
+};
+
+/* Calls on device buffers: the last device each op ran on. */
+struct mpce_dev_route {
+    const struct mpce_devrec *dev;
+    struct mpce_route route;
+};
+
+struct mpce_ctx;
+/* A front end's ctx_new call for slot (the primitive's parameters). */
+typedef int (*mpce_ctx_make_fn)(const struct mpce_ctx *ctx, const struct mpce_slot *slot,
+                                void **state);
+
+struct mpce_ctx {
+    mpce_engine *engine;            /* a reference */
+    mpce_primitive prim;
+    enum mpce_op_id op0;            /* the primitive's first op id */
+    struct mpce_params params;      /* for serves() */
+    mpce_ctx_make_fn make;
+    pthread_mutex_t lock;           /* creating states and routes only */
+    void **states;                  /* [engine->n_slots]: NULL, a state, or UNSERVED */
+    char **unserved_why;            /* [engine->n_slots]: why a slot refused */
+    struct mpce_route_set *routes;  /* published with release */
+    struct mpce_named_route named[MPCE_CTX_NAMED];
+    unsigned n_named;               /* published with release */
+    struct mpce_dev_route *dev_routes; /* [ops of prim] */
+    /* Queued device work on this context's states: freeing waits for it
+     * (plugin.h: ctx_free only after the state's ops completed). Its own
+     * lock, since completions arrive on plugin threads. */
+    pthread_mutex_t inflight_lock;
+    pthread_cond_t idle;
+    unsigned inflight;
+};
+
+/* Fill the shared part (takes a reference on e) and free it (releases the
+ * states, then the reference). */
+mpce_status mpce_ctx_init(struct mpce_ctx *ctx, mpce_engine *e, mpce_primitive prim,
+                          const struct mpce_params *params, mpce_ctx_make_fn make);
+void mpce_ctx_destroy(struct mpce_ctx *ctx);
+
+/* Queued work on ctx's states: counted up when submitted, down on completion. */
+void mpce_ctx_hold(struct mpce_ctx *ctx);
+void mpce_ctx_release(struct mpce_ctx *ctx);
+
+/* The route for a call, resolving it on first use (self-test, serves,
+ * ctx_new; locked). dev NULL: host memory. `fn` names the public function for
+ * messages. */
+mpce_status mpce_ctx_route_slow(struct mpce_ctx *ctx, const char *fn, enum mpce_op_id op,
+                                uint64_t units, uint64_t elements, const char *impl,
+                                const struct mpce_devrec *dev, struct mpce_route *out);
+
+static inline int mpce_impl_is_auto(const char *impl)
+{
+    return impl == NULL || (impl[0] == 'a' && strcmp(impl, "auto") == 0);
+}
+
+/*
+ * The hot path: a call of op over `units` (the op's count: blocks,
+ * polynomials, outputs, points, keys) that amount to `elements` work elements
+ * (its size class), on host memory.
+ */
+static inline mpce_status mpce_ctx_route(struct mpce_ctx *ctx, const char *fn,
+                                         enum mpce_op_id op, uint64_t units,
+                                         uint64_t elements, const char *impl,
+                                         struct mpce_route *out)
+{
+    mpce_engine *e = ctx->engine;
+    if (mpce_engine_is_closed(e))
+        return mpce_engine_closed_error(fn);
+    if (mpce_impl_is_auto(impl)) {
+        const struct mpce_route_set *set = __atomic_load_n(&ctx->routes, __ATOMIC_ACQUIRE);
+        if (set->table == __atomic_load_n(&e->table, __ATOMIC_ACQUIRE)) {
+            const struct mpce_route *r =
+                &set->r[((unsigned)op - (unsigned)ctx->op0) * MPCE_SIZE_CLASSES +
+                        mpce_size_class(elements)];
+            const struct mpce_slot *slot = __atomic_load_n(&r->slot, __ATOMIC_ACQUIRE);
+            if (slot != NULL) {
+                out->slot = slot;
+                out->state = r->state;
+                return MPCE_OK;
+            }
+        }
+    } else {
+        unsigned n = __atomic_load_n(&ctx->n_named, __ATOMIC_ACQUIRE);
+        unsigned sc = mpce_size_class(elements);
+        for (unsigned i = 0; i < n; i++) {
+            const struct mpce_named_route *nr = &ctx->named[i];
+            if (nr->op == op && nr->size_class == sc && strcmp(nr->name, impl) == 0) {
+                *out = nr->route;
+                return MPCE_OK;
+            }
+        }
+    }
+    return mpce_ctx_route_slow(ctx, fn, op, units, elements, impl, NULL, out);
+}
+
+#endif

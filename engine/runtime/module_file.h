@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Module and configuration files that are checked, hashed and loaded through
+ * one descriptor. Opening a path three times (to stat, to hash, to dlopen)
+ * lets the file change between the looks; a descriptor keeps naming the
+ * inode that was checked, so what is hashed is what runs.
+ */
+#ifndef MPCE_ENGINE_RUNTIME_MODULE_FILE_H
+#define MPCE_ENGINE_RUNTIME_MODULE_FILE_H
+
+#include <stddef.h>
+
+struct mpce_module_file {
+    int fd;              /* the checked file, -1 once closed */
+    char path[4096];     /* dir/name, for messages */
+    char sha256[65];     /* of the bytes read from fd */
+};
+
+/* Open dir/name once, check the file and every ancestor directory, hash it
+ * from the descriptor. 0, or -1 with a one-line reason in why (f->fd is -1). */
+int mpce_module_file_open(const char *dir, const char *name, struct mpce_module_file *f,
+                          char *why, size_t why_len);
+
+/* dlopen the checked descriptor itself; closes it. NULL with the reason. */
+void *mpce_module_file_load(struct mpce_module_file *f, char *why, size_t why_len);
+
+/* Safe to call twice and after mpce_module_file_load, so error paths need
+ * not track what is still open. */
+void mpce_module_file_close(struct mpce_module_file *f);
+
+/* The configuration-file trust check of root and setuid processes: 0, or -1
+ * with the reason. */
+int mpce_file_check_trusted(const char *path, char *why, size_t why_len);
+
+/* Tests only: called between hashing and dlopen with the module's path, so a
+ * test can replace the file on disk in that window and show that the bytes
+ * that were checked are the ones that get loaded. NULL outside tests. */
+extern void (*mpce_module_file_test_hook)(const char *path);
+
+#endif

@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Buffers and queues: data that stays where the work runs.
+ *
+ * A buffer lives in one memory kind: "host" (ordinary memory, its bytes
+ * reachable with mpce_buffer_host) or a device listed by `mpcengine list`
+ * (e.g. "cuda0"), whose memory only the device's own copies can reach. The
+ * *_buf operations (mpce_ntt_forward_buf, ...) take buffers and a queue of
+ * the same memory kind and run on an implementation that serves it, so a
+ * chain such as NTT -> mul -> inverse on device buffers never returns to the
+ * host between steps.
+ *
+ * A queue runs its work in submission order. On a device the work is
+ * asynchronous: a submitting call returns once the work is queued, and
+ * mpce_queue_wait returns when everything submitted so far has finished, with
+ * the first failure among it (its message in mpce_last_error). On host
+ * memory every call finishes before it returns and reports its own status.
+ * Argument errors are always returned by the submitting call itself, and
+ * such a call queues nothing.
+ *
+ * What is not checked on a device: the engine cannot read device memory, so
+ * NTT inputs in device buffers are not checked for being reduced mod q and
+ * DPF points not for lying in the domain. Out-of-range values give
+ * unspecified results, never accesses outside the buffers.
+ */
+#ifndef MPCENGINE_BUFFER_H
+#define MPCENGINE_BUFFER_H
+
+#include "common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct mpce_buffer mpce_buffer;
+typedef struct mpce_queue mpce_queue;
+
+/* The memory kind of host buffers. */
+#define MPCE_MEMORY_HOST "host"
+
+/* A queue for work on memory kind `memory` ("host" or a device name). */
+MPCE_API mpce_status mpce_queue_new(mpce_engine *engine, const char *memory, mpce_queue **out);
+/* Wait for everything submitted so far. MPCE_OK, or the status of the first
+ * submission that failed (the queue is usable again afterwards). */
+MPCE_API mpce_status mpce_queue_wait(mpce_queue *queue);
+/* Waits for outstanding work, then frees (its status is then lost: call
+ * mpce_queue_wait first to see it). */
+MPCE_API void mpce_queue_free(mpce_queue *queue);
+MPCE_API const char *mpce_queue_memory(const mpce_queue *queue);
+
+/* `bytes` (> 0) of memory kind `memory`; host buffers are 64-byte aligned
+ * and zeroed, device buffers hold unspecified bytes until written. */
+MPCE_API mpce_status mpce_buffer_new(mpce_engine *engine, const char *memory, size_t bytes,
+                                     mpce_buffer **out);
+/* Waits for queued work that uses the buffer, then frees it. */
+MPCE_API void mpce_buffer_free(mpce_buffer *buffer);
+MPCE_API size_t mpce_buffer_size(const mpce_buffer *buffer);
+MPCE_API const char *mpce_buffer_memory(const mpce_buffer *buffer);
+/* The bytes of a host buffer; NULL for a device buffer. */
+MPCE_API void *mpce_buffer_host(mpce_buffer *buffer);
+
+/* Copies, queued like operations. The host memory given stays in use (do not
+ * change or free it) until the queue has been waited for. */
+MPCE_API mpce_status mpce_buffer_upload(mpce_queue *queue, mpce_buffer *dst, size_t dst_offset,
+                                        const void *src, size_t len);
+MPCE_API mpce_status mpce_buffer_download(mpce_queue *queue, void *dst,
+                                          const mpce_buffer *src, size_t src_offset,
+                                          size_t len);
+MPCE_API mpce_status mpce_buffer_copy(mpce_queue *queue, mpce_buffer *dst, size_t dst_offset,
+                                      const mpce_buffer *src, size_t src_offset, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

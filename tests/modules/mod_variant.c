@@ -1,0 +1,238 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The loader's test modules, built from this one source: each is compiled
+ * with one -DVARIANT_<NAME> and differs from a correct module in exactly the
+ * way its name says. tests/test_loader.c checks what the engine makes of
+ * each: refused with a one-line reason, or accepted and working, and the
+ * host alive either way.
+ *
+ *   GOOD         correct: prg-test-good, selectable by name
+ *   WRONG        prg-test-wrong's ecb flips one output bit: fails the self-test
+ *   NOENTRY      exports an unversioned entry name
+ *   ABIMAJOR     built for ABI major 3
+ *   NEWMINOR     built for a minor newer than the engine's
+ *   SHORT        the descriptor's struct_size is too small
+ *   DUPNAME      calls itself "soft", the built-in plugin's name
+ *   PROBE        its probe refuses: not usable here
+ *   IMPLPROBE    its implementation's probe refuses
+ *   NULLOP       a required op (ctx_free) is NULL
+ *   NOTIMING     flags carry neither constant- nor variable-time, at priority
+ *                INT_MAX (it would have become "auto" and failed the
+ *                constant-time policy open)
+ *   BOTHTIMING   flags carry both
+ *   UNKNOWNFLAG  flags carry a bit the ABI does not define
+ *   PRIOHIGH     priority INT_MAX in the SIMD class: clamped to 399, works
+ *   BADCLASS     an impl_class the ABI does not define
+ *   NOHOST       memory lacks MPCE_MEM_HOST
+ *   OLDMINOR     built for ABI 2.0: a DPF table cut before evalall_range;
+ *                loads, passes, and full-domain evaluation works unsplit
+ */
+#include "config.h"
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "plugins/common/dpf_walk.h"
+#include "tests/modules/evp_prg.h"
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+#if defined(VARIANT_GOOD)
+#define V good
+#elif defined(VARIANT_WRONG)
+#define V wrong
+#elif defined(VARIANT_NOENTRY)
+#define V noentry
+#elif defined(VARIANT_ABIMAJOR)
+#define V abimajor
+#elif defined(VARIANT_NEWMINOR)
+#define V newminor
+#elif defined(VARIANT_SHORT)
+#define V short
+#elif defined(VARIANT_DUPNAME)
+#define V dupname
+#elif defined(VARIANT_PROBE)
+#define V probe
+#elif defined(VARIANT_IMPLPROBE)
+#define V implprobe
+#elif defined(VARIANT_NULLOP)
+#define V nullop
+#elif defined(VARIANT_NOTIMING)
+#define V notiming
+#elif defined(VARIANT_BOTHTIMING)
+#define V bothtiming
+#elif defined(VARIANT_UNKNOWNFLAG)
+#define V unknownflag
+#elif defined(VARIANT_PRIOHIGH)
+#define V priohigh
+#elif defined(VARIANT_BADCLASS)
+#define V badclass
+#elif defined(VARIANT_NOHOST)
+#define V nohost
+#elif defined(VARIANT_OLDMINOR)
+#define V oldminor
+#else
+#error "build with one -DVARIANT_<NAME>"
+#endif
+
+/* ---- the implementation's ops ---------------------------------------------- */
+
+#if defined(VARIANT_WRONG)
+static int wrong_ecb(void *state, const struct mpce_call *call, size_t key_index,
+                     const uint8_t *in, uint8_t *out, size_t n)
+{
+    int rc = evp_prg_ecb(state, call, key_index, in, out, n);
+    if (rc == 0)
+        out[0] ^= 1;
+    return rc;
+}
+#endif
+
+#if defined(VARIANT_WRONG) || defined(VARIANT_NULLOP)
+static const struct mpce_prg_ops variant_ops = {
+    .struct_size = sizeof(struct mpce_prg_ops),
+    .ctx_new = evp_prg_ctx_new,
+#if defined(VARIANT_WRONG)
+    .ctx_free = evp_prg_ctx_free,
+    .ecb = wrong_ecb,
+#else
+    .ctx_free = NULL,
+    .ecb = evp_prg_ecb,
+#endif
+    .mmo = evp_prg_mmo,
+    .ctr = evp_prg_ctr,
+};
+#define PRG_OPS (&variant_ops)
+#else
+#define PRG_OPS (&evp_prg_ops)
+#endif
+
+#if defined(VARIANT_OLDMINOR)
+/* The DPF skeleton over the EVP PRG, as a module built for ABI 2.0 lays out
+ * its table: it ends before evalall_range, the op 2.1 added. */
+static int old_ctx_new(void *module, unsigned bits, unsigned group, const uint8_t *kl,
+                       const uint8_t *kr, void **state)
+{
+    return mpce_dpfw_ctx_new(&evp_prg_ops, module, NULL, bits, group, kl, kr, state);
+}
+
+static const struct mpce_dpf_ops old_dpf_ops = {
+    .struct_size = offsetof(struct mpce_dpf_ops, evalall_range),
+    .ctx_new = old_ctx_new,
+    .ctx_free = mpce_dpfw_ctx_free,
+    .gen = mpce_dpfw_op_gen,
+    .eval = mpce_dpfw_op_eval,
+    .eval_keys = mpce_dpfw_op_eval_keys,
+    .evalall = mpce_dpfw_op_evalall,
+};
+#endif
+
+#if defined(VARIANT_IMPLPROBE)
+static int impl_probe(void *module_state, char *why, size_t why_len)
+{
+    snprintf(why, why_len, "no imaginary AES-1024 instructions");
+    return 1;
+}
+#define IMPL_PROBE impl_probe
+#else
+#define IMPL_PROBE NULL
+#endif
+
+/* ---- the implementation ------------------------------------------------------ */
+
+static const struct mpce_impl impl = {
+    .struct_size = sizeof(struct mpce_impl),
+#if defined(VARIANT_OLDMINOR)
+    .primitive = MPCE_PRIM_DPF,
+    .name = "dpf-test-oldminor",
+    .ops = &old_dpf_ops,
+#else
+    .primitive = MPCE_PRIM_PRG,
+    .name = "prg-test-" STR(V),
+    .ops = PRG_OPS,
+#endif
+#if defined(VARIANT_BADCLASS)
+    .impl_class = 7,
+#else
+    .impl_class = MPCE_CLASS_SIMD,
+#endif
+#if defined(VARIANT_PRIOHIGH) || defined(VARIANT_NOTIMING)
+    .priority = INT_MAX,
+#elif defined(VARIANT_WRONG)
+    .priority = 399, /* the top of its class: "auto" would pick it if the self-test let it */
+#else
+    .priority = 200,
+#endif
+#if defined(VARIANT_NOTIMING)
+    .flags = 0,
+#elif defined(VARIANT_BOTHTIMING)
+    .flags = MPCE_IMPL_CONSTANT_TIME | MPCE_IMPL_VARIABLE_TIME,
+#elif defined(VARIANT_UNKNOWNFLAG)
+    .flags = MPCE_IMPL_CONSTANT_TIME | 0x80000000u,
+#else
+    .flags = MPCE_IMPL_CONSTANT_TIME,
+#endif
+#if defined(VARIANT_NOHOST)
+    .memory = MPCE_MEM_DEVICE,
+#else
+    .memory = MPCE_MEM_HOST,
+#endif
+    .probe = IMPL_PROBE,
+};
+static const struct mpce_impl *const impls[] = {&impl};
+
+/* ---- the module ----------------------------------------------------------------- */
+
+#if defined(VARIANT_PROBE)
+static int probe(const struct mpce_host *host, char *why, size_t why_len)
+{
+    snprintf(why, why_len, "no test device present");
+    return 1;
+}
+#define PLUGIN_PROBE probe
+#else
+#define PLUGIN_PROBE NULL
+#endif
+
+static const struct mpce_plugin plugin = {
+#if defined(VARIANT_SHORT)
+    .struct_size = offsetof(struct mpce_plugin, n_impls),
+#else
+    .struct_size = sizeof(struct mpce_plugin),
+#endif
+#if defined(VARIANT_ABIMAJOR)
+    .abi_major = 3,
+#else
+    .abi_major = MPCE_PLUGIN_ABI_MAJOR,
+#endif
+#if defined(VARIANT_NEWMINOR)
+    .abi_minor = MPCE_PLUGIN_ABI_MINOR + 1,
+#elif defined(VARIANT_OLDMINOR)
+    .abi_minor = 0,
+#else
+    .abi_minor = MPCE_PLUGIN_ABI_MINOR,
+#endif
+#if defined(VARIANT_DUPNAME)
+    .name = "soft",
+#else
+    .name = "test" STR(V),
+#endif
+    .version = "1",
+    .probe = PLUGIN_PROBE,
+    .n_impls = 1,
+    .impls = impls,
+};
+
+#if defined(VARIANT_NOENTRY)
+#define ENTRY mpce_plugin_entry
+#else
+#define ENTRY mpce_plugin_entry_v2
+#endif
+
+MPCE_API const struct mpce_plugin *ENTRY(void);
+const struct mpce_plugin *ENTRY(void)
+{
+    return &plugin;
+}

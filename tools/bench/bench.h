@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The benchmark harness behind mpce_bench_run (tools/bench/bench_public.h):
+ * part of the mpcengine command, linked with the internal core
+ * (engine/libmpce_core.la) so that it can time implementations through their
+ * op tables. Not installed.
+ *
+ *   bench.c          the driver: rows, candidates, baselines, results
+ *   bench_measure.c  interleaved rounds of timed windows, statistics
+ *   bench_shape.c    shape strings, the default rows, units
+ *   bench_fixture.c  the shared inputs and outputs of a row (setup, untimed)
+ *   bench_impl.c     candidates that call an implementation's op table
+ *   bench_api.c      candidates that call the public API (thread scaling,
+ *                    dispatch overhead), and what "auto" resolves to
+ *   bench_peers.c    the built-in OpenSSL EVP peers
+ */
+#ifndef MPCE_TOOLS_BENCH_H
+#define MPCE_TOOLS_BENCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine/internal.h"
+#include "tools/bench/bench_public.h"
+
+/* ---- shapes (bench_shape.c) ----------------------------------------------- */
+
+/* q = 2^61 - 2^21 + 1 (SPEC.md's example) and the NTT-friendly 60-bit prime
+ * q = 2^60 - 2^18 + 1 that NTL accepts (it caps moduli at 60 bits). */
+#define MPCE_BENCH_Q61 UINT64_C(0x1fffffffffe00001)
+#define MPCE_BENCH_Q60 UINT64_C(0x0ffffffffffc0001)
+
+struct mpce_bench_shape {
+    char op[24];
+    char text[128];
+    mpce_primitive prim;
+    int dispatch;       /* prg.dispatch: the public API's overhead */
+    uint64_t n, m, N, B, logk, chunk, bits, keys, threads, q;
+};
+
+/* Parse and range-check `shape` for `op`; MPCE_ERR_ARG naming the key or the
+ * op (with what is accepted) otherwise. */
+mpce_status mpce_bench_shape_parse(const char *op, const char *shape,
+                                   struct mpce_bench_shape *out);
+
+/* Work units of one call and how a time per call becomes the row's rate:
+ * GB/s for the PRG (bytes written), ns per call for prg.dispatch, else
+ * nanoseconds per unit. */
+const char *mpce_bench_unit(const struct mpce_bench_shape *s);
+double mpce_bench_rate(const struct mpce_bench_shape *s, double seconds_per_call);
+
+size_t mpce_bench_default_count(void);
+/* Whether op is a benchmark op (else MPCE_ERR_ARG listing the ops). */
+mpce_status mpce_bench_op_check(const char *op);
+
+/* The engine op a shape's direct candidates call: "prg.ecb" for prg.dispatch,
+ * else the shape's own op. */
+const char *mpce_bench_engine_op(const struct mpce_bench_shape *s);
+
+/* ---- measurement (bench_measure.c) ---------------------------------------- */
+
+/* One competitor in a row. run performs one op call of the row's shape and
+ * returns 0, or a status with mpce_last_error() explaining it. */
+struct mpce_bench_cand {
+    char name[96];
+    char note[200];
+    char shape[128];    /* "" for the row's shape */
+    int (*run)(void *state);
+    void (*teardown)(void *state);
+    void *state;
+    int baseline;       /* index of this candidate's baseline, -1: none */
+    int failed;         /* dropped: why holds the reason */
+    char why[256];
+    double *samples;    /* one per round */
+    double median, min, max;
+};
+
+struct mpce_bench_timing {
+    unsigned rounds;
+    unsigned windows;
+    double window_s;
+};
+
+/* CLOCK_MONOTONIC in seconds. */
+double mpce_bench_now(void);
+
+/* Median (mean of the middle two for an even count), min and max of n > 0
+ * samples; the samples are not reordered. */
+void mpce_bench_stats(const double *samples, size_t n, double *median, double *min,
+                      double *max);
+
+/*
+ * Time every candidate not already failed: one untimed warm-up call, then
+ * batches of calls, growing until a batch is long enough that the clock's
+ * own cost is noise, size the windows; then `rounds` rounds visiting the
+ * candidates in order (A, B, A, B, ...); in a round a candidate runs
+ * `windows` windows of repeated calls, each at least about window_s long,
+ * and keeps the fastest time per call. A candidate whose call fails is
+ * marked failed and dropped. MPCE_ERR_NOMEM only.
+ */
+mpce_status mpce_bench_measure(struct mpce_bench_cand *c, size_t n,
+                               const struct mpce_bench_timing *t);
+
+/* The thread's error detail emptied (mpce_last_error() then reads ""), so
+ * that a failure's detail is never a stale one. */
+static inline void mpce_bench_error_clear(void)
+{
+    (void)mpce_error(MPCE_OK, "%s", "");
+}
+
+/* ---- a row's shared buffers (bench_fixture.c) ------------------------------ */
+
+struct mpce_bench_fixture {
+    uint8_t keys[8 * 16];    /* PRG keys; DPF kL, kR are keys[0..31] */
+    uint8_t *in, *out;       /* PRG input and output, NTT input and output */
+    size_t in_len, out_len;
+    uint64_t psi;            /* NTT: the root for q */
+    uint8_t seed[16];        /* LPN */
+    uint8_t *table;          /* LPN: 2^logk blocks */
+    uint8_t *floor_buf;      /* DPF: the AES floor's blocks (in place) */
+    uint64_t floor_blocks;
+    struct mpce_dpf_key_v1 *dkeys;   /* DPF: distinct keys, made by the first
+                                        candidate's gen */
+    size_t n_dkeys;
+    const struct mpce_dpf_key_v1 **dkey_ptrs; /* eval_keys: keys cycled */
+    uint64_t *points;        /* eval_keys: one point per key */
+};
+
+/* Inputs from splitmix64 (SPEC.md section 5), outputs first-touched. */
+mpce_status mpce_bench_fixture_new(const struct mpce_bench_shape *s,
+                                   struct mpce_bench_fixture **out);
+void mpce_bench_fixture_free(struct mpce_bench_fixture *f);
+
+/* ---- candidate builders ---------------------------------------------------- */
+
+/* Whether slot may be a candidate: self-tested (now, if it was not yet) and
+ * passed, and allowed by policy. Otherwise 0 with why filled in. */
+int mpce_bench_slot_usable(mpce_engine *e, struct mpce_slot *slot, char *why, size_t len);
+
+/* A synchronous implementation's op through its op table (engine/ops.h),
+ * with its own ctx_new state, called as the engine's front ends call it
+ * (minus their argument checks). The name and note are set; MPCE_ERR_NOIMPL
+ * ("does not serve this shape: ...") when serves() or ctx_new refuses the
+ * shape. The slot must not be MPCE_IMPL_ASYNC. */
+mpce_status mpce_bench_impl_cand(const struct mpce_slot *slot, const struct mpce_bench_shape *s,
+                                 struct mpce_bench_fixture *f, struct mpce_bench_cand *c);
+
+/* The AES floor of a DPF row: the row's count of ECB blocks through `prg`. */
+mpce_status mpce_bench_floor_cand(const struct mpce_slot *prg, const struct mpce_bench_shape *s,
+                                  struct mpce_bench_fixture *f, struct mpce_bench_cand *c);
+
+/* The op through the public API, one large call, on a private engine with
+ * [engine] threads = threads, using implementation `impl` of `engine`'s
+ * plugin path and policy. */
+mpce_status mpce_bench_api_cand(mpce_engine *engine, const char *impl, unsigned threads,
+                                const struct mpce_bench_shape *s, struct mpce_bench_fixture *f,
+                                struct mpce_bench_cand *c);
+
+/* prg.dispatch's "api" candidate: mpce_prg_ecb(ctx, impl, 0, in, out, n) on
+ * a context of a private engine configured like `engine` (impl NULL:
+ * "auto"). *resolved receives the implementation the call runs
+ * (mpce_prg_resolve), valid until the candidate's teardown. */
+mpce_status mpce_bench_dispatch_cand(mpce_engine *engine, const char *impl,
+                                     const struct mpce_bench_shape *s,
+                                     struct mpce_bench_fixture *f, struct mpce_bench_cand *c,
+                                     const char **resolved);
+
+/* What "auto" runs for a call of the shape's op on a context of `engine`
+ * with the shape's parameters (the context's mpce_*_resolve: pins,
+ * priorities, serves and ctx_new refusals included). */
+mpce_status mpce_bench_auto_impl(mpce_engine *engine, const struct mpce_bench_shape *s,
+                                 const struct mpce_bench_fixture *f, char *name, size_t len);
+
+/* A peer's candidate: 0, or non-zero if it does not serve the case. */
+int mpce_bench_peer_cand(const mpce_bench_peer *p, const struct mpce_bench_shape *s,
+                         struct mpce_bench_cand *c);
+
+/* The built-in peers (OpenSSL EVP). */
+const mpce_bench_peer *mpce_bench_builtin_peers(size_t *count);
+
+#endif

@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* mpcengine config: the configuration the engine runs with, where each
+ * setting came from, and what "auto" means per operation and size class. */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "tools/cli.h"
+#include "tools/cli_args.h"
+#include "tools/cli_engine.h"
+#include "tools/cli_io.h"
+
+const char cli_usage_config[] =
+    "usage: mpcengine config [--json] [--config FILE]\n"
+    "  The effective configuration: the files read, in order; every setting with\n"
+    "  the file and line (or variable, or \"default\") that set it; and, per\n"
+    "  operation and size class (tiny < 64, small < 4096, medium < 262144 units,\n"
+    "  large), the implementation \"auto\" runs, the order it tries them in and\n"
+    "  what decided (a pin or the priorities). A context whose parameters an\n"
+    "  implementation does not serve moves on down the order.\n"
+    "  --json          one object with keys files, settings (section, key, value,\n"
+    "                  source) and routes (op, size_class, impl, order, source)\n"
+    "  --config FILE   read FILE instead of the administrator's engine.conf\n"
+    "  --help          show this text\n";
+
+static void print_json(const char *const *files, size_t nfiles, const mpce_setting_info *set,
+                       size_t nset, const mpce_route_info *routes, size_t nroutes)
+{
+    printf("{\"files\": [");
+    for (size_t i = 0; i < nfiles; i++) {
+        printf("%s", i ? ", " : "");
+        cli_json_string(files[i]);
+    }
+    printf("],\n \"settings\": [");
+    for (size_t i = 0; i < nset; i++) {
+        printf("%s\n  {\"section\": ", i ? "," : "");
+        cli_json_string(set[i].section);
+        printf(", \"key\": ");
+        cli_json_string(set[i].key);
+        printf(", \"value\": ");
+        cli_json_string(set[i].value);
+        printf(", \"source\": ");
+        cli_json_string(set[i].source);
+        putchar('}');
+    }
+    printf("],\n \"routes\": [");
+    for (size_t i = 0; i < nroutes; i++) {
+        printf("%s\n  {\"op\": ", i ? "," : "");
+        cli_json_string(routes[i].op);
+        printf(", \"size_class\": ");
+        cli_json_string(routes[i].size_class);
+        printf(", \"impl\": ");
+        cli_json_string(routes[i].impl);
+        printf(", \"order\": ");
+        cli_json_string(routes[i].order);
+        printf(", \"source\": ");
+        cli_json_string(routes[i].source);
+        putchar('}');
+    }
+    printf("]}\n");
+}
+
+static void print_text(const char *const *files, size_t nfiles, const mpce_setting_info *set,
+                       size_t nset, const mpce_route_info *routes, size_t nroutes)
+{
+    printf("files read, in order:%s\n", nfiles ? "" : " none");
+    for (size_t i = 0; i < nfiles; i++)
+        printf("  %s\n", files[i]);
+    printf("settings:\n");
+    int w = 0;
+    char line[512];
+    for (size_t i = 0; i < nset; i++) {
+        int n = snprintf(line, sizeof(line), "[%s] %s = %s", set[i].section, set[i].key,
+                         set[i].value);
+        w = n > w ? n : w;
+    }
+    for (size_t i = 0; i < nset; i++) {
+        snprintf(line, sizeof(line), "[%s] %s = %s", set[i].section, set[i].key, set[i].value);
+        printf("  %-*s  (%s)\n", w, line, set[i].source);
+    }
+    int wop = 2, wimpl = 4;
+    for (size_t i = 0; i < nroutes; i++) {
+        int a = (int)strlen(routes[i].op), b = (int)strlen(routes[i].impl);
+        wop = a > wop ? a : wop;
+        wimpl = b > wimpl ? b : wimpl;
+    }
+    printf("auto, per operation and size class:\n  %-*s  %-6s  %-*s  %s\n", wop, "OP", "SIZE",
+           wimpl, "IMPL", "DECIDED BY; ORDER");
+    for (size_t i = 0; i < nroutes; i++)
+        printf("  %-*s  %-6s  %-*s  %s; %s\n", wop, routes[i].op, routes[i].size_class, wimpl,
+               routes[i].impl[0] ? routes[i].impl : "-", routes[i].source,
+               routes[i].order[0] ? routes[i].order : "(none usable)");
+}
+
+int cmd_config(int argc, char **argv)
+{
+    struct cli_opt opts[] = {{"json", 0, NULL}, CLI_COMMON_OPTS};
+    const struct cli_cmd cmd = {"mpcengine config", cli_usage_config, opts};
+    int rc = cli_parse(&cmd, argc, argv);
+    if (rc != CLI_PARSED)
+        return cli_parse_exit(rc);
+    if (cli_impl(&cmd) != NULL)
+        return cli_fail(&cmd, CLI_EXIT_USAGE, "--impl: config shows every implementation's "
+                        "route; it takes no --impl");
+    rc = cli_engine_start(&cmd);
+    if (rc != 0)
+        return rc;
+    const char *const *files;
+    const mpce_setting_info *set;
+    const mpce_route_info *routes;
+    size_t nfiles, nset, nroutes;
+    mpce_status st = mpce_config_info(NULL, &files, &nfiles, &set, &nset);
+    if (st == MPCE_OK)
+        st = mpce_routes(NULL, &routes, &nroutes);
+    if (st != MPCE_OK)
+        return cli_engine_fail(&cmd, st);
+    if (cli_value(&cmd, "json") != NULL)
+        print_json(files, nfiles, set, nset, routes, nroutes);
+    else
+        print_text(files, nfiles, set, nset, routes, nroutes);
+    return CLI_EXIT_OK;
+}
