@@ -187,16 +187,21 @@ mpce_status mpce_registry_strict_check(mpce_engine *e)
         return mpce_error(MPCE_ERR_PLUGIN, "strict = yes: module %s: a device was refused (see "
                           "the log): fix the plugin, or set strict = no", m->path);
     }
+    /* Every self-test runs (the listing shows them all), and the later ones
+     * may set error details of their own: the first failure is reported. */
+    const struct mpce_slot *first = NULL;
     pthread_mutex_lock(&e->lock);
-    mpce_status st = MPCE_OK;
     for (size_t i = 0; i < e->n_slots; i++) {
         struct mpce_slot *s = e->slots[i];
         test_locked(e, s);
-        if (st == MPCE_OK && mpce_slot_state(s) == MPCE_ST_FAIL)
-            st = mpce_error(MPCE_ERR_SELFTEST, "strict = yes: implementation %s (plugin %s, "
-                            "%s) %s: remove or fix the plugin, or set strict = no",
-                            s->impl->name, s->module->name, s->module->path, s->reason);
+        if (first == NULL && mpce_slot_state(s) == MPCE_ST_FAIL)
+            first = s;
     }
     pthread_mutex_unlock(&e->lock);
-    return st;
+    if (first != NULL)
+        return mpce_error(MPCE_ERR_SELFTEST, "strict = yes: implementation %s (plugin %s, %s) "
+                          "%s: remove or fix the plugin, or set strict = no",
+                          first->impl->name, first->module->name, first->module->path,
+                          first->reason);
+    return MPCE_OK;
 }
