@@ -70,6 +70,7 @@ struct mpce_module {
     char *path;                /* file, or "(built-in)" */
     char *name;                /* plugin name once known */
     void *handle;              /* dlopen handle; NULL for built-in or skipped */
+    int fd;                    /* the descriptor it was loaded from, -1 if none */
     const struct mpce_plugin *desc;
     unsigned minor;            /* the ABI minor it was built for */
     struct mpce_host_rec *host;

@@ -145,9 +145,10 @@ static void expect_refused(const char *dir, const char *name, const char *a, con
     mpce_module_file_close(&f);
 }
 
-/* Open and load dir/name; the handle (dlclose it) or NULL after a CUnit
- * failure. */
-static void *expect_loads(const char *dir, const char *name)
+/* Open and load dir/name; the handle or NULL after a CUnit failure. The
+ * descriptor stays open in *f while the module is loaded: dlclose the handle,
+ * then mpce_module_file_close(f). */
+static void *expect_loads(const char *dir, const char *name, struct mpce_module_file *fp)
 {
     struct mpce_module_file f;
     char why[1024] = "";
@@ -160,8 +161,11 @@ static void *expect_loads(const char *dir, const char *name)
     if (!h) {
         CU_FAIL("a checked module did not load");
         fprintf(stderr, "\n  %s/%s: %s\n", dir, name, why);
+        CU_ASSERT_EQUAL(f.fd, -1); /* a failed load closes it */
+    } else {
+        CU_ASSERT(f.fd >= 0);
     }
-    CU_ASSERT_EQUAL(f.fd, -1);
+    *fp = f;
     return h;
 }
 
@@ -200,11 +204,17 @@ static void test_good_module_loads(void)
     int fd = f.fd;
     void *h = mpce_module_file_load(&f, why, sizeof(why));
     CU_ASSERT_FATAL(h != NULL);
-    CU_ASSERT_EQUAL(f.fd, -1);
-    CU_ASSERT(fcntl(fd, F_GETFD) == -1 && errno == EBADF); /* load closed it */
+    /* Still open: the module's name to the dynamic linker is /proc/self/fd/N,
+     * and N must not name another file while the module is loaded. */
+    CU_ASSERT_EQUAL(f.fd, fd);
+    CU_ASSERT(fcntl(fd, F_GETFD) != -1);
+    CU_ASSERT(fcntl(fd, F_GETFD) & FD_CLOEXEC);
     CU_ASSERT_STRING_EQUAL(call_which(h), "a");
     CU_ASSERT_STRING_EQUAL(f.sha256, want); /* kept for listings */
     dlclose(h);
+    mpce_module_file_close(&f);
+    CU_ASSERT_EQUAL(f.fd, -1);
+    CU_ASSERT(fcntl(fd, F_GETFD) == -1 && errno == EBADF);
 
     /* Loading again needs a new open: the descriptor is gone. */
     CU_ASSERT_PTR_NULL(mpce_module_file_load(&f, why, sizeof(why)));
@@ -296,11 +306,13 @@ static void test_sticky_ancestor_accepted(void)
     make_dir(st, 01777);
     make_dir(plug, 0755);
     copy_file(SWAP_A_SO, mod, 0644);
-    void *h = expect_loads(plug, "m.so");
+    struct mpce_module_file f;
+    void *h = expect_loads(plug, "m.so", &f);
     if (h) {
         CU_ASSERT_STRING_EQUAL(call_which(h), "a");
         dlclose(h);
     }
+    mpce_module_file_close(&f);
     rm_tree(base);
 }
 
@@ -401,12 +413,14 @@ static void test_swap_between_check_and_load(void)
     CU_ASSERT_STRING_EQUAL(call_which(by_path), "b");
     dlclose(by_path);
     dlclose(h);
+    mpce_module_file_close(&f);
     rm_tree(base);
 }
 
-/* Each load closes its descriptor, so the next module gets the same number
- * and the same /proc/self/fd/N name, which glibc would answer with the
- * module loaded first. */
+/* The engine keeps each descriptor open while its module is loaded, so the
+ * number is not reused. Should it be (a caller closing early), the next module
+ * gets the same /proc/self/fd/N name, which glibc would answer with the module
+ * loaded first: the load must still run the file it checked. */
 static void test_reused_descriptor_number(void)
 {
     char *base = scratch_dir();
@@ -424,6 +438,7 @@ static void test_reused_descriptor_number(void)
     int fd_a = fa.fd;
     void *ha = mpce_module_file_load(&fa, why, sizeof(why));
     CU_ASSERT_FATAL(ha != NULL);
+    mpce_module_file_close(&fa); /* early, to provoke the reuse */
     CU_ASSERT_FATAL(mpce_module_file_open(plug, "b.so", &fb, why, sizeof(why)) == 0);
     CU_ASSERT_EQUAL(fb.fd, fd_a); /* the case under test */
     void *hb = mpce_module_file_load(&fb, why, sizeof(why));
@@ -435,12 +450,15 @@ static void test_reused_descriptor_number(void)
     CU_ASSERT_STRING_EQUAL(call_which(hb), "b");
 
     /* The same file twice is one object, as with dlopen by path. */
-    void *ha2 = expect_loads(plug, "a.so");
+    struct mpce_module_file fa2;
+    void *ha2 = expect_loads(plug, "a.so", &fa2);
     CU_ASSERT(ha2 == ha);
     if (ha2)
         dlclose(ha2);
     dlclose(hb);
     dlclose(ha);
+    mpce_module_file_close(&fa2);
+    mpce_module_file_close(&fb);
     rm_tree(base);
 }
 
@@ -456,9 +474,11 @@ static void test_directory_symlinks(void)
 
     /* Ours, in a safe directory: fine. */
     CU_ASSERT_FATAL(symlink(real, link) == 0);
-    void *h = expect_loads(link, "m.so");
+    struct mpce_module_file f;
+    void *h = expect_loads(link, "m.so", &f);
     if (h)
         dlclose(h);
+    mpce_module_file_close(&f);
 
     /* Leading into a world-writable directory: the real chain is checked. */
     char ww[PATH_LEN], wplug[PATH_LEN], wmod[PATH_LEN], wlink[PATH_LEN];

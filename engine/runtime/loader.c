@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "engine/runtime/host.h"
 #include "engine/runtime/loader.h"
@@ -412,6 +413,8 @@ static mpce_status add_module(mpce_engine *e, struct mpce_module *m, mpce_plugin
 static struct mpce_module *new_module(mpce_engine *e, const char *path, const char *label)
 {
     struct mpce_module *m = calloc(1, sizeof(*m));
+    if (m)
+        m->fd = -1;
     if (m && (!(m->path = strdup(path)) || !(m->host = mpce_host_new(e, label)))) {
         free(m->path);
         free(m);
@@ -428,6 +431,8 @@ void mpce_loader_free_module(struct mpce_module *m)
         m->desc->fini(m->state);
     if (m->handle)
         dlclose(m->handle);
+    if (m->fd >= 0)
+        close(m->fd);
     free(m->host);
     free(m->path);
     free(m->name);
@@ -468,8 +473,12 @@ static mpce_status load_file(mpce_engine *e, const char *dir, const char *name)
     } else {
         snprintf(m->sha256, sizeof(m->sha256), "%s", f.sha256);
         m->handle = mpce_module_file_load(&f, why, sizeof(why));
-        if (!m->handle)
+        if (m->handle) {
+            m->fd = f.fd; /* the module's name while it is loaded */
+            f.fd = -1;
+        } else {
             set_reason(m, 1, "%s", why);
+        }
     }
     mpce_module_file_close(&f);
     if (m->skipped) {
@@ -483,6 +492,8 @@ static mpce_status load_file(mpce_engine *e, const char *dir, const char *name)
         report_skip(e, m);
         dlclose(m->handle);
         m->handle = NULL;
+        close(m->fd);
+        m->fd = -1;
         return mpce_registry_keep_module(e, m);
     }
     mpce_plugin_entry_fn entry;

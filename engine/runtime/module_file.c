@@ -463,7 +463,12 @@ void *mpce_module_file_load(struct mpce_module_file *f, char *why, size_t why_le
     if (mpce_module_file_test_hook)
         mpce_module_file_test_hook(f->path);
     void *h = load_fd(f->fd, f->path, why, why_len);
-    mpce_module_file_close(f);
+    /* Kept open while the module is loaded (the caller closes it after
+     * dlclose): glibc knows the module by "/proc/self/fd/N", and while N is
+     * ours no other module can be opened under that number and be mistaken
+     * for it. */
+    if (h == NULL)
+        mpce_module_file_close(f);
     return h;
 }
 

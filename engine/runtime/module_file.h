@@ -21,7 +21,10 @@ struct mpce_module_file {
 int mpce_module_file_open(const char *dir, const char *name, struct mpce_module_file *f,
                           char *why, size_t why_len);
 
-/* dlopen the checked descriptor itself; closes it. NULL with the reason. */
+/* dlopen the checked descriptor itself. On success the descriptor stays
+ * open: close it (mpce_module_file_close) only after dlclose, so its number
+ * (the module's name to the dynamic linker) is not reused meanwhile. NULL
+ * with the reason, the descriptor closed, on failure. */
 void *mpce_module_file_load(struct mpce_module_file *f, char *why, size_t why_len);
 
 /* Safe to call twice and after mpce_module_file_load, so error paths need
