@@ -28,7 +28,7 @@
 #define ALL_MODULES                                                                    \
     "good", "wrong", "noentry", "abimajor", "newminor", "short", "dupname", "probe",        \
         "implprobe", "nullop", "notiming", "bothtiming", "unknownflag", "priohigh",        \
-        "badclass", "nohost", "oldminor"
+        "badclass", "nohost", "oldminor", "declineall", "badprim"
 
 static const unsigned private_flags =
     MPCE_OPT_NO_USER_CONFIG | MPCE_OPT_NO_ENV | MPCE_OPT_NO_SYSTEM_CONFIG;
@@ -229,6 +229,42 @@ static void test_timing_flags(void)
     char *dir = make_dir();
     copy_module(dir, "notiming");
     mpce_engine *e = engine_with(dir, "[engine]\nallow_variable_time = yes\n");
+    CU_ASSERT_STRING_EQUAL(tu_auto(e, "prg.ecb", NULL), "prg-soft-bitslice");
+    mpce_engine_free(e);
+    remove_dir(dir);
+}
+
+/* An implementation of a primitive that does not exist: refused, and naming
+ * it (by call or by pin) is an error, not a crash. */
+static void test_unknown_primitive(void)
+{
+    char *dir = make_dir();
+    copy_module(dir, "badprim");
+    mpce_engine *e = engine_with(dir, "[pins]\nprg = prg-test-badprim\n");
+    const mpce_impl_info *row = find_row(e, 1, "badprim", "prg-test-badprim");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(row);
+    CU_ASSERT_STRING_EQUAL(row->selftest, "skipped");
+    CU_ASSERT_STRING_EQUAL(row->primitive, "");
+    expect_reason("prg-test-badprim", row->reason, "unknown primitive 9");
+    TU_ASSERT_ERROR(tu_ecb_fips_c1(e, "prg-test-badprim"), MPCE_ERR_NOIMPL, "skipped");
+    TU_ASSERT_ERROR(tu_ecb_fips_c1(e, NULL), MPCE_ERR_NOIMPL, "[pins] prg = prg-test-badprim");
+    CU_ASSERT_EQUAL(tu_ecb_fips_c1(e, "prg-soft-bitslice"), MPCE_OK);
+    mpce_engine_free(e);
+    remove_dir(dir);
+}
+
+/* It declines every context the vectors use: it checked nothing, so it
+ * fails its self-test instead of passing untested, and "auto" skips it. */
+static void test_untested_is_not_passed(void)
+{
+    char *dir = make_dir();
+    copy_module(dir, "declineall");
+    mpce_engine *e = engine_with(dir, NULL);
+    const mpce_impl_info *row = find_row(e, 1, "declineall", "prg-test-declineall");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(row);
+    CU_ASSERT_STRING_EQUAL(row->selftest, "fail");
+    expect_reason("prg-test-declineall", row->reason,
+                  "no known-answer record checked prg.ecb");
     CU_ASSERT_STRING_EQUAL(tu_auto(e, "prg.ecb", NULL), "prg-soft-bitslice");
     mpce_engine_free(e);
     remove_dir(dir);
@@ -549,9 +585,10 @@ static void test_all_in_one_dir(void)
     CU_ASSERT_STRING_EQUAL(wrong->selftest, "fail");
     size_t passed, failed;
     TU_ASSERT_ERROR(mpce_selftest(e, NULL, &passed, &failed), MPCE_ERR_SELFTEST,
-                    "prg-test-wrong");
-    CU_ASSERT_EQUAL(failed, 1);
+                    "2 implementation(s) failed the self-test");
+    CU_ASSERT_EQUAL(failed, 2); /* wrong and declineall */
     CU_ASSERT(passed >= 8); /* soft's five, good, priohigh and oldminor */
+    expect_impl_skipped(e, "badprim", "prg-test-badprim", "unknown primitive");
     mpce_engine_free(e);
     remove_dir(dir);
 }
@@ -645,6 +682,8 @@ int main(void)
         {"NULL required op", test_null_op},
         {"missing, double or unknown timing flags", test_timing_flags},
         {"unknown class, no host memory", test_bad_class_and_memory},
+        {"unknown primitive: refused, named without a crash", test_unknown_primitive},
+        {"an implementation that declined every vector fails", test_untested_is_not_passed},
         {"priority out of its class: clamped", test_priority_clamped},
         {"older-minor op table loads and works", test_older_minor},
         {"duplicate plugin name", test_duplicate_name},

@@ -67,7 +67,7 @@ static const mpce_impl_info *build_rows(mpce_engine *e, size_t *count)
         mpce_impl_info *row = &rows[k];
         enum mpce_selftest_state st = mpce_slot_state(s);
         row->plugin = s->module->name;
-        row->primitive = mpce_primitive_name(s->prim);
+        row->primitive = s->prim < MPCE_PRIM_COUNT ? mpce_primitive_name(s->prim) : "";
         row->impl = s->impl->name;
         row->priority = s->priority;
         row->flags = s->flags;

@@ -139,6 +139,9 @@ static mpce_status try_slot(struct mpce_ctx *ctx, struct mpce_slot *s,
 {
     mpce_engine *e = ctx->engine;
     const char *pname = mpce_primitive_name(ctx->prim);
+    /* Skipped first: a refused implementation's fields may be anything. */
+    if (mpce_slot_state(s) == MPCE_ST_SKIPPED)
+        return mpce_registry_usable(e, s, what);
     if (s->prim != ctx->prim) {
         const char *other = mpce_primitive_name(s->prim);
         return mpce_error(MPCE_ERR_NOIMPL, "%simplementation '%s' is %s %s implementation, not "

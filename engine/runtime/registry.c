@@ -79,7 +79,10 @@ mpce_status mpce_registry_add_slot(mpce_engine *e, struct mpce_module *m,
     s->ops = *ops;
     s->module = m;
     s->device = dev;
-    s->prim = (mpce_primitive)impl->primitive;
+    /* A refused implementation may name a primitive that does not exist:
+     * keep it out of every table. */
+    s->prim = impl->primitive < MPCE_PRIM_COUNT ? (mpce_primitive)impl->primitive
+                                                : MPCE_PRIM_COUNT;
     s->impl_class = impl->impl_class;
     s->priority = priority;
     s->flags = impl->flags;

@@ -26,12 +26,16 @@
  *   NOHOST       memory lacks MPCE_MEM_HOST
  *   OLDMINOR     built for ABI 2.0: a DPF table cut before evalall_range;
  *                loads, passes, and full-domain evaluation works unsplit
+ *   DECLINEALL   serves() declines every context: it checked nothing, so it
+ *                must fail its self-test rather than pass untested
+ *   BADPRIM      an implementation of primitive 9, which does not exist
  */
 #include "config.h"
 
 #include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "plugins/common/dpf_walk.h"
 #include "tests/modules/evp_prg.h"
@@ -73,6 +77,10 @@
 #define V nohost
 #elif defined(VARIANT_OLDMINOR)
 #define V oldminor
+#elif defined(VARIANT_DECLINEALL)
+#define V declineall
+#elif defined(VARIANT_BADPRIM)
+#define V badprim
 #else
 #error "build with one -DVARIANT_<NAME>"
 #endif
@@ -118,6 +126,16 @@ static int old_ctx_new(void *module, unsigned bits, unsigned group, const uint8_
     return mpce_dpfw_ctx_new(&evp_prg_ops, module, NULL, bits, group, kl, kr, state);
 }
 
+/* Past the 2.0 table's end, where an engine that ignored struct_size would
+ * look: a module built for 2.0 has no such member, so anything may be there. */
+static int not_in_table(void *state, const struct mpce_call *call,
+                        const struct mpce_dpf_key_v1 *key, uint64_t x_begin, uint64_t x_end,
+                        uint8_t *out)
+{
+    fprintf(stderr, "mod_oldminor: evalall_range called beyond the table's struct_size\n");
+    abort();
+}
+
 static const struct mpce_dpf_ops old_dpf_ops = {
     .struct_size = offsetof(struct mpce_dpf_ops, evalall_range),
     .ctx_new = old_ctx_new,
@@ -126,7 +144,20 @@ static const struct mpce_dpf_ops old_dpf_ops = {
     .eval = mpce_dpfw_op_eval,
     .eval_keys = mpce_dpfw_op_eval_keys,
     .evalall = mpce_dpfw_op_evalall,
+    .evalall_range = not_in_table,
 };
+#endif
+
+#if defined(VARIANT_DECLINEALL)
+static int decline_all(void *module_state, const struct mpce_params *params,
+                       const struct mpce_shape *shape, char *why, size_t why_len)
+{
+    snprintf(why, why_len, "serves only contexts no test has");
+    return 1;
+}
+#define IMPL_SERVES decline_all
+#else
+#define IMPL_SERVES NULL
 #endif
 
 #if defined(VARIANT_IMPLPROBE)
@@ -148,6 +179,10 @@ static const struct mpce_impl impl = {
     .primitive = MPCE_PRIM_DPF,
     .name = "dpf-test-oldminor",
     .ops = &old_dpf_ops,
+#elif defined(VARIANT_BADPRIM)
+    .primitive = 9,
+    .name = "prg-test-badprim",
+    .ops = PRG_OPS,
 #else
     .primitive = MPCE_PRIM_PRG,
     .name = "prg-test-" STR(V),
@@ -180,6 +215,7 @@ static const struct mpce_impl impl = {
     .memory = MPCE_MEM_HOST,
 #endif
     .probe = IMPL_PROBE,
+    .serves = IMPL_SERVES,
 };
 static const struct mpce_impl *const impls[] = {&impl};
 
