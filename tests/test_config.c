@@ -130,6 +130,45 @@ static void make_and_free(void *arg)
     mpce_engine_free(e);
 }
 
+/* The engine.conf the tree installs: every key in its section, no warning. */
+static void test_shipped_conf(void)
+{
+    struct log_capture log = {{0}, 0, 0};
+    mpce_options opts = {.struct_size = sizeof(opts), .config_path = SHIPPED_CONF,
+                         .flags = quiet_flags, .log = capture_log, .log_arg = &log,
+                         .log_level = MPCE_LOG_DEBUG};
+    mpce_engine *e = NULL;
+    CU_ASSERT_EQUAL_FATAL(mpce_engine_new(&opts, &e), MPCE_OK);
+    if (log.text[0])
+        fprintf(stderr, "  logged: %s", log.text);
+    CU_ASSERT_EQUAL(log.warnings, 0);
+    const char *const *files;
+    const mpce_setting_info *set;
+    size_t nfiles, nset, pins = 0, engine_keys = 0;
+    CU_ASSERT_FATAL(mpce_config_info(e, &files, &nfiles, &set, &nset) == MPCE_OK);
+    for (size_t i = 0; i < nset; i++) {
+        int from_file = strstr(set[i].source, "engine.conf:") != NULL;
+        pins += strcmp(set[i].section, "pins") == 0 && from_file;
+        engine_keys += strcmp(set[i].section, "engine") == 0 && from_file;
+    }
+    CU_ASSERT_EQUAL(pins, 4);
+    CU_ASSERT_EQUAL(engine_keys, 4); /* allow_variable_time, strict, user_config, threads */
+    mpce_engine_free(e);
+    /* A key before any section is named with its line, and the section it
+     * belongs in. */
+    struct log_capture w = {{0}, 0, 0};
+    char *conf = tu_write_temp("# x\nntt.mul = auto\nstrict = no\n[engine]\n");
+    opts.config_path = conf;
+    opts.log_arg = &w;
+    CU_ASSERT_EQUAL_FATAL(mpce_engine_new(&opts, &e), MPCE_OK);
+    CU_ASSERT_PTR_NOT_NULL(strstr(w.text, ":2: key 'ntt.mul' outside any section ignored: "
+                                          "put it under [pins]"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(w.text, ":3: key 'strict' outside any section ignored: "
+                                          "put it under [engine]"));
+    mpce_engine_free(e);
+    drop(conf);
+}
+
 /* Unknown keys and sections, and a missing plugin directory, are warnings
  * that name the file and line; they reach the log callback and nothing
  * reaches the process's stderr, with or without a callback. */
@@ -569,6 +608,7 @@ int main(void)
         {"pin of another primitive's implementation", test_pin_wrong_primitive},
         {"pin of an unknown primitive", test_pin_unknown_primitive},
         {"explicit pin", test_pin_explicit},
+        {"the shipped engine.conf loads without a warning", test_shipped_conf},
         {"pins per operation and size class", test_pin_classes},
         {"effective settings and their sources", test_config_info},
         {"MPCENGINE_FORCE", test_force_env},

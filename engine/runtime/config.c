@@ -444,6 +444,32 @@ static unsigned find_line(const struct ini_file *f, const char *section, const c
     return found;
 }
 
+/* The line of `key` set before any section header (0 if not found). */
+static unsigned find_line_outside(const struct ini_file *f, const char *key)
+{
+    unsigned line = 0, found = 0;
+    const char *p = f->text;
+    while (*p) {
+        const char *eol = strchr(p, '\n');
+        if (!eol)
+            eol = p + strlen(p);
+        line++;
+        const char *b = p, *e = eol;
+        trim(&b, &e);
+        if (b < e && *b == '[')
+            break;
+        const char *eq = b < e && *b != '#' && *b != ';' ? memchr(b, '=', (size_t)(e - b)) : NULL;
+        if (eq) {
+            const char *kb = b, *ke = eq;
+            trim(&kb, &ke);
+            if (span_eq(kb, ke, key))
+                found = line;
+        }
+        p = *eol ? eol + 1 : eol;
+    }
+    return found;
+}
+
 /* "FILE:LINE" or "FILE" when the line is unknown. */
 static void where_of(char *buf, size_t len, const struct ini_file *f, const char *section,
                      const char *key)
@@ -743,8 +769,16 @@ mpce_status mpce_config_read_file(struct mpce_config *cfg, const char *path, int
      * silently ignored; say so. */
     for (int i = 0; st == MPCE_OK && i < d->size; i++) {
         if (d->key[i] && d->key[i][0] == ':') {
-            warn(cfg, "%s: key '%s' outside any section ignored: put it under [engine]", path,
-                 d->key[i] + 1);
+            const char *key = d->key[i] + 1;
+            char exp[320];
+            unsigned line = find_line_outside(&f, key);
+            char where[1100];
+            if (line)
+                snprintf(where, sizeof(where), "%s:%u", path, line);
+            else
+                snprintf(where, sizeof(where), "%s", path);
+            warn(cfg, "%s: key '%s' outside any section ignored: put it under %s", where, key,
+                 check_pin_key(key, exp, sizeof(exp)) == 0 ? "[pins]" : "[engine]");
         }
     }
     int nsec = iniparser_getnsec(d);
