@@ -22,13 +22,17 @@ struct cli_opt {
 };
 
 /* Every table ends with the options all commands take, then the terminator. */
-#define CLI_COMMON_OPTS {"impl", CLI_ARG, NULL}, {"config", CLI_ARG, NULL}, {NULL, 0, NULL}
+#define CLI_COMMON_OPTS                                                              \
+    {"impl", CLI_ARG, NULL}, {"config", CLI_ARG, NULL}, {"plugin-path", CLI_ARG, NULL},  \
+        {NULL, 0, NULL}
 
 /* Their --help lines, which end every usage text. */
 #define CLI_COMMON_HELP                                                              \
-    "  --impl NAME     run exactly this implementation (see 'mpcengine list')\n"     \
-    "  --config FILE   read FILE instead of the administrator's engine.conf\n"        \
-    "  --help          show this text\n"
+    "  --impl NAME        run exactly this implementation (see 'mpcengine list')\n"  \
+    "  --config FILE      read FILE instead of the administrator's engine.conf\n"     \
+    "  --plugin-path DIRS module directories, ':'-separated, replacing plugin_path\n" \
+    "                     (also for root, which ignores MPCENGINE_PLUGIN_PATH)\n"    \
+    "  --help             show this text\n"
 
 struct cli_cmd {
     const char *prog;     /* "mpcengine prg ecb": the prefix of every message */

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tools/cli.h"
 #include "tools/cli_engine.h"
@@ -33,12 +34,44 @@ static mpce_log_level log_level(void)
     return MPCE_LOG_WARNING;
 }
 
+int cli_plugin_path(const struct cli_cmd *cmd, const char **path)
+{
+    static char abs[8192];
+    const char *v = cli_value(cmd, "plugin-path");
+    char cwd[4096];
+    size_t used = 0;
+
+    *path = NULL;
+    if (v == NULL)
+        return 0;
+    if (getcwd(cwd, sizeof(cwd)) == NULL)
+        return cli_fail(cmd, CLI_EXIT_USAGE, "--plugin-path: cannot resolve relative "
+                        "directories: the working directory is unknown");
+    for (const char *p = v;;) {
+        size_t len = strcspn(p, ":");
+        int n = snprintf(abs + used, sizeof(abs) - used, "%s%s%s%.*s", used ? ":" : "",
+                         len && p[0] != '/' ? cwd : "", len && p[0] != '/' ? "/" : "", (int)len,
+                         p);
+        if (n < 0 || (size_t)n >= sizeof(abs) - used)
+            return cli_fail(cmd, CLI_EXIT_USAGE, "--plugin-path: too long");
+        used += (size_t)n;
+        if (p[len] == '\0')
+            break;
+        p += len + 1;
+    }
+    *path = abs;
+    return 0;
+}
+
 int cli_engine_start(const struct cli_cmd *cmd)
 {
     mpce_options opts;
     memset(&opts, 0, sizeof(opts));
     opts.struct_size = sizeof(opts);
     opts.config_path = cli_value(cmd, "config");
+    int rc = cli_plugin_path(cmd, &opts.plugin_path);
+    if (rc != 0)
+        return rc;
     opts.log = log_to_stderr;
     opts.log_level = log_level();
     mpce_status st = mpce_init_with(&opts);

@@ -13,6 +13,11 @@
  * Returns 0, or CLI_EXIT_ENGINE with the message printed. */
 int cli_engine_start(const struct cli_cmd *cmd);
 
+/* --plugin-path with every relative entry made absolute against the working
+ * directory (the library takes absolute directories only), or NULL when the
+ * option is absent. Returns 0, or CLI_EXIT_USAGE with the message printed. */
+int cli_plugin_path(const struct cli_cmd *cmd, const char **path);
+
 /* Free the global engine if cli_engine_start() made it. */
 void cli_engine_stop(void);
 

@@ -42,9 +42,7 @@ const char cli_usage_bench[] =
     "                    where there is one; rows not measured go to stderr, as\n"
     "                    does the first line (rows and CPU)\n"
     "  --rounds N        rounds per row (default 7)\n"
-    "  --window-ms MS    shortest timed window (default 20)\n"
-    "  --plugin-path DIRS  module directories, ':'-separated, replacing the\n"
-    "                    configured ones (also for root, unlike the environment)\n" CLI_COMMON_HELP;
+    "  --window-ms MS    shortest timed window (default 20)\n" CLI_COMMON_HELP;
 
 #ifndef HAVE_NTL
 static const mpce_bench_peer no_ntl[] = {
@@ -204,7 +202,9 @@ static int start(const struct cli_cmd *cmd, mpce_engine **engine)
     memset(&opts, 0, sizeof(opts));
     opts.struct_size = sizeof(opts);
     opts.config_path = cli_value(cmd, "config");
-    opts.plugin_path = cli_value(cmd, "plugin-path");
+    int rc = cli_plugin_path(cmd, &opts.plugin_path);
+    if (rc != 0)
+        return rc;
     mpce_status st = mpce_engine_new(&opts, engine);
     return st == MPCE_OK ? 0 : cli_engine_fail(cmd, st);
 }
@@ -213,8 +213,7 @@ int cmd_bench(int argc, char **argv)
 {
     struct cli_opt opts[] = {{"op", CLI_ARG, NULL},          {"shape", CLI_ARG, NULL},
                              {"json", 0, NULL},              {"rounds", CLI_ARG, NULL},
-                             {"window-ms", CLI_ARG, NULL},   {"plugin-path", CLI_ARG, NULL},
-                             CLI_COMMON_OPTS};
+                             {"window-ms", CLI_ARG, NULL},   CLI_COMMON_OPTS};
     const struct cli_cmd cmd = {"mpcengine bench", cli_usage_bench, opts};
     uint64_t rounds = 7, window_ms = 20;
     /* Rows take seconds each: show each line as it comes, also when stdout

@@ -21,8 +21,9 @@ const char cli_usage_config[] =
     "  implementation does not serve moves on down the order.\n"
     "  --json          one object with keys files, settings (section, key, value,\n"
     "                  source) and routes (op, size_class, impl, order, source)\n"
-    "  --config FILE   read FILE instead of the administrator's engine.conf\n"
-    "  --help          show this text\n";
+    "  --config FILE      read FILE instead of the administrator's engine.conf\n"
+    "  --plugin-path DIRS module directories, ':'-separated, replacing plugin_path\n"
+    "  --help             show this text\n";
 
 static void print_json(const char *const *files, size_t nfiles, const mpce_setting_info *set,
                        size_t nset, const mpce_route_info *routes, size_t nroutes)
