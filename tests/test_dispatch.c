@@ -117,8 +117,13 @@ static void test_resolve_respects_serves(void)
     CU_ASSERT_FATAL(mpce_ntt_new(e, 4096, &q61, 1, &big) == MPCE_OK);
     CU_ASSERT_FATAL(mpce_ntt_new(e, 4096, &q50, 1, &small) == MPCE_OK);
     CU_ASSERT_STRING_EQUAL(tu_auto(e, "ntt.forward", NULL), "ntt-aesni-ifma");
+    /* IFMA declining on the way does not show through a call that worked. */
+    CU_ASSERT_EQUAL(mpce_ntt_new(e, 3, &q61, 1, &(mpce_ntt *){NULL}), MPCE_ERR_ARG);
+    char before[1024];
+    snprintf(before, sizeof(before), "%s", mpce_last_error());
     CU_ASSERT_EQUAL(mpce_ntt_resolve(big, NULL, "ntt.forward", 4, &name), MPCE_OK);
     CU_ASSERT_STRING_EQUAL(name, "ntt-aesni-avx512");
+    CU_ASSERT_STRING_EQUAL(mpce_last_error(), before);
     CU_ASSERT_EQUAL(mpce_ntt_resolve(small, NULL, "ntt.forward", 4, &name), MPCE_OK);
     CU_ASSERT_STRING_EQUAL(name, "ntt-aesni-ifma");
     /* Named, it refuses with its own reason rather than running. */

@@ -192,10 +192,16 @@ static mpce_status resolve_auto(struct mpce_ctx *ctx, const struct mpce_route_en
     }
     char reasons[900] = "";
     size_t used = 0;
+    /* A call that succeeds leaves mpce_last_error() alone, also when the
+     * first candidates declined it on the way. */
+    char before[1024];
+    snprintf(before, sizeof(before), "%s", mpce_last_error());
     for (unsigned i = 0; i < entry->n; i++) {
         struct mpce_slot *s = e->slots[entry->cand[i]];
         if (try_slot(ctx, s, shape, dev, "", state) == MPCE_OK) {
             *slot = s;
+            if (i > 0)
+                mpce_error(MPCE_OK, "%s", before);
             return MPCE_OK;
         }
         if (used < sizeof(reasons))
