@@ -11,9 +11,11 @@
 #include "config.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/runtime/queue.h"
 #include "tests/modules/emudev.h"
 #include "tests/testutil.h"
 
@@ -32,6 +34,7 @@ static char *plugin_dir;
 static mpce_engine *engine;
 static emudev_stats_fn stats;
 static emudev_fail_after_fn fail_after;
+static emudev_complete_and_return_fn complete_and_return;
 
 /* An engine with the emulated device as its only module, and the module's
  * test hooks (dlopen of the same file returns the engine's handle). */
@@ -51,12 +54,14 @@ static void setup(void)
     void *h = dlopen(so, RTLD_NOW | RTLD_NOLOAD);
     void *s = h ? dlsym(h, EMUDEV_STATS_SYMBOL) : NULL;
     void *f = h ? dlsym(h, EMUDEV_FAIL_AFTER_SYMBOL) : NULL;
-    if (!s || !f) {
+    void *c = h ? dlsym(h, EMUDEV_COMPLETE_AND_RETURN_SYMBOL) : NULL;
+    if (!s || !f || !c) {
         fprintf(stderr, "test_device: the engine did not load %s\n", so);
         abort();
     }
     memcpy(&stats, &s, sizeof(stats));
     memcpy(&fail_after, &f, sizeof(fail_after));
+    memcpy(&complete_and_return, &c, sizeof(complete_and_return));
     free(so);
 }
 
@@ -209,6 +214,79 @@ static void test_async_error_on_wait(void)
     mpce_queue_free(q);
     mpce_ntt_free(ctx);
     free(ha);
+}
+
+struct waiter {
+    mpce_queue *q;
+    uint64_t ops_before; /* device ops counted when the work was submitted */
+    uint64_t ops_seen;   /* device ops counted when its wait returned */
+    mpce_status st;
+};
+
+static void *wait_main(void *arg)
+{
+    struct waiter *w = arg;
+    w->st = mpce_queue_wait(w->q);
+    w->ops_seen = snap().device_ops;
+    return NULL;
+}
+
+/* Two threads wait on one queue at once: neither returns before the work
+ * submitted ahead of both has run (one of them used to find the list
+ * already taken by the other and return at once). */
+static void test_concurrent_waiters(void)
+{
+    enum { JOBS = 24 };
+    mpce_ntt *ctx;
+    mpce_queue *q;
+    mpce_buffer *a;
+    CU_ASSERT_FATAL(mpce_ntt_new(engine, N, moduli, L, &ctx) == MPCE_OK);
+    CU_ASSERT_FATAL(mpce_queue_new(engine, "emu0", &q) == MPCE_OK);
+    CU_ASSERT_FATAL(mpce_buffer_new(engine, "emu0", WORDS * 8, &a) == MPCE_OK);
+    CU_ASSERT_EQUAL(mpce_queue_wait(q), MPCE_OK);
+    const uint64_t before = snap().device_ops;
+    for (int i = 0; i < JOBS; i++)
+        CU_ASSERT_EQUAL(mpce_ntt_forward_buf(ctx, q, NULL, a, a, 1), MPCE_OK);
+    struct waiter w[2] = {{.q = q}, {.q = q}};
+    pthread_t th[2];
+    for (int i = 0; i < 2; i++)
+        CU_ASSERT_FATAL(pthread_create(&th[i], NULL, wait_main, &w[i]) == 0);
+    for (int i = 0; i < 2; i++) {
+        pthread_join(th[i], NULL);
+        CU_ASSERT_EQUAL(w[i].st, MPCE_OK);
+        CU_ASSERT(w[i].ops_seen - before >= JOBS);
+    }
+    mpce_buffer_free(a);
+    mpce_queue_free(q);
+    mpce_ntt_free(ctx);
+}
+
+/* A plugin that calls host->complete and then returns 0 (not
+ * MPCE_OP_PENDING) breaks the ABI; the engine still counts the call finished
+ * once: its buffers are released once, not twice. */
+static void test_complete_and_return(void)
+{
+    mpce_ntt *ctx;
+    mpce_queue *q;
+    mpce_buffer *a, *t;
+    CU_ASSERT_FATAL(mpce_ntt_new(engine, N, moduli, L, &ctx) == MPCE_OK);
+    CU_ASSERT_FATAL(mpce_queue_new(engine, "emu0", &q) == MPCE_OK);
+    CU_ASSERT_FATAL(mpce_buffer_new(engine, "emu0", WORDS * 8, &a) == MPCE_OK);
+    CU_ASSERT_FATAL(mpce_buffer_new(engine, "emu0", WORDS * 8, &t) == MPCE_OK);
+    CU_ASSERT_EQUAL(mpce_ntt_forward_buf(ctx, q, NULL, a, t, BATCH), MPCE_OK);
+    CU_ASSERT_EQUAL(mpce_queue_wait(q), MPCE_OK); /* the inline run must not race it */
+    complete_and_return();
+    CU_ASSERT_EQUAL(mpce_ntt_forward_buf(ctx, q, NULL, t, t, BATCH), MPCE_OK);
+    CU_ASSERT_EQUAL(mpce_ntt_inverse_buf(ctx, q, NULL, t, a, BATCH), MPCE_OK);
+    CU_ASSERT_EQUAL(mpce_queue_wait(q), MPCE_OK);
+    CU_ASSERT_EQUAL(a->inflight, 0);
+    CU_ASSERT_EQUAL(t->inflight, 0);
+    if (a->inflight != 0 || t->inflight != 0)
+        return; /* freeing would wait forever: leak them, the test failed */
+    mpce_buffer_free(t);
+    mpce_buffer_free(a);
+    mpce_queue_free(q);
+    mpce_ntt_free(ctx);
 }
 
 /* Refused at submission, before anything is queued. */
@@ -425,6 +503,8 @@ int main(void)
         {"the device implementation is listed and self-tested", test_listed},
         {"NTT -> mul -> inverse chain stays on the device", test_chain_stays_on_device},
         {"an asynchronous failure surfaces on wait", test_async_error_on_wait},
+        {"two threads waiting on one queue", test_concurrent_waiters},
+        {"a plugin that completes and returns is counted once", test_complete_and_return},
         {"refusals at submission", test_refusals},
         {"the same calls on host buffers", test_host_buffers},
         {"host pointers on the asynchronous implementation", test_host_pointers_async},

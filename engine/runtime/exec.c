@@ -42,6 +42,14 @@ static void buffer_release(struct mpce_buffer *b)
 
 void mpce_completion_signal(struct mpce_completion *c, int status, const char *message)
 {
+    /* One-shot: a plugin that completes a call and also returns its status
+     * must not release the buffers twice. */
+    pthread_mutex_lock(&c->lock);
+    const int first = !c->claimed;
+    c->claimed = 1;
+    pthread_mutex_unlock(&c->lock);
+    if (!first)
+        return;
     /* Buffers first: once done is set the waiter may free c. */
     for (unsigned i = 0; i < c->nbufs; i++)
         buffer_release(c->bufs[i]);

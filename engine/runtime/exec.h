@@ -34,6 +34,7 @@ extern const struct mpce_call mpce_host_call;
 struct mpce_completion {
     pthread_mutex_t lock;
     pthread_cond_t cond;
+    int claimed; /* the first signal; later ones are ignored */
     int done;
     int status;
     char message[512];

@@ -80,10 +80,12 @@ mpce_status mpce_queue_new(mpce_engine *engine, const char *memory, mpce_queue *
     q->engine = e;
     q->dev = dev;
     pthread_mutex_init(&q->lock, NULL);
+    pthread_mutex_init(&q->wait_lock, NULL);
     if (dev != NULL) {
         int rc = dev->ops.queue_new(dev->module->state, &q->qstate);
         if (rc != 0) {
             st = device_failure(dev, fn, "make a queue", rc);
+            pthread_mutex_destroy(&q->wait_lock);
             pthread_mutex_destroy(&q->lock);
             free(q);
             mpce_engine_unref(e);
@@ -98,6 +100,7 @@ mpce_status mpce_queue_wait(mpce_queue *q)
 {
     if (q == NULL)
         return mpce_error(MPCE_ERR_ARG, "mpce_queue_wait: queue is NULL");
+    pthread_mutex_lock(&q->wait_lock);
     pthread_mutex_lock(&q->lock);
     struct mpce_completion *c = q->head;
     q->head = q->tail = NULL;
@@ -115,6 +118,7 @@ mpce_status mpce_queue_wait(mpce_queue *q)
         free(c);
         c = next;
     }
+    pthread_mutex_unlock(&q->wait_lock);
     if (first != MPCE_OK)
         return mpce_error(first, "%s", detail);
     return MPCE_OK;
@@ -127,6 +131,7 @@ void mpce_queue_free(mpce_queue *q)
     (void)mpce_queue_wait(q);
     if (q->dev != NULL)
         q->dev->ops.queue_free(q->dev->module->state, q->qstate);
+    pthread_mutex_destroy(&q->wait_lock);
     pthread_mutex_destroy(&q->lock);
     mpce_engine *e = q->engine;
     free(q);
@@ -308,8 +313,12 @@ mpce_status mpce_job_submit(mpce_queue *q, struct mpce_ctx *ctx, const struct mp
         return mpce_error(MPCE_ERR_NOMEM, "%s: out of memory queueing %s", slot->impl->name, op);
     mpce_ctx_hold(ctx);
     c->ctx = ctx;
-    struct mpce_call call = {
-        .struct_size = sizeof(call), .memory = MPCE_MEM_DEVICE, .queue = q->qstate, .done = c};
+    /* Only an ASYNC implementation may finish later; any other gets no
+     * completion it could signal. */
+    struct mpce_call call = {.struct_size = sizeof(call),
+                             .memory = MPCE_MEM_DEVICE,
+                             .queue = q->qstate,
+                             .done = slot->flags & MPCE_IMPL_ASYNC ? c : NULL};
     int rc = job->slice(job, &call, 0, 1);
     if (rc == MPCE_OP_PENDING && !(slot->flags & MPCE_IMPL_ASYNC))
         rc = MPCE_ERR_BACKEND; /* it will never complete through us */

@@ -21,6 +21,9 @@ struct mpce_queue {
     void *qstate;                    /* the device's queue */
     pthread_mutex_t lock;
     struct mpce_completion *head, *tail; /* submitted, not yet waited for */
+    /* Held through a whole mpce_queue_wait: a second waiter must not return
+     * while the first still waits for work submitted before both. */
+    pthread_mutex_t wait_lock;
 };
 
 /* Checks shared by every *_buf call: the queue and buffers exist, belong to

@@ -41,7 +41,9 @@ typedef struct mpce_queue mpce_queue;
 /* A queue for work on memory kind `memory` ("host" or a device name). */
 MPCE_API mpce_status mpce_queue_new(mpce_engine *engine, const char *memory, mpce_queue **out);
 /* Wait for everything submitted so far. MPCE_OK, or the status of the first
- * submission that failed (the queue is usable again afterwards). */
+ * submission that failed (the queue is usable again afterwards). Threads may
+ * wait on one queue at once: each returns when all work submitted before its
+ * call has finished, and a failure is reported to one waiter only. */
 MPCE_API mpce_status mpce_queue_wait(mpce_queue *queue);
 /* Waits for outstanding work, then frees (its status is then lost: call
  * mpce_queue_wait first to see it). */

@@ -87,7 +87,8 @@ MPCE_API mpce_dpf_group mpce_dpf_key_group(const mpce_dpf_key *key);
 MPCE_API unsigned mpce_dpf_key_party(const mpce_dpf_key *key);
 
 /* Buffer forms: points holds npoints uint64 words, out the outputs. The key
- * is host memory and must stay alive until the queue has been waited for. */
+ * is read before the call returns (an asynchronous implementation copies
+ * what it needs): it may be freed right after. */
 MPCE_API mpce_status mpce_dpf_eval_buf(mpce_dpf *ctx, mpce_queue *queue, const char *impl,
                                        const mpce_dpf_key *key, const mpce_buffer *points,
                                        size_t npoints, mpce_buffer *out);

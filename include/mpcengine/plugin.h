@@ -33,12 +33,15 @@
  * ops on that state, and ctx_free comes only after every queued op on the
  * state has completed.
  *
- * Asynchronous ops (MPCE_OP_PENDING). The struct mpce_call and any argument
- * passed by pointer to it live only until the op returns: copy what the
- * queued work needs. host->complete may be called before the op has even
- * returned. The memory the op's pointers name (host or device) stays valid
- * and untouched by the engine until completion. Ops receive buffer addresses
- * exactly as the device's alloc returned them (copies may add offsets).
+ * Asynchronous ops (MPCE_OP_PENDING). Only the data of the op's buffer
+ * arguments (in, out, points: what a *_buf call names, host or device
+ * addresses) stays valid and untouched by the engine until completion. The
+ * struct mpce_call, keys and key arrays (DPF), moduli and every other
+ * argument passed by pointer live only until the op returns: copy what the
+ * queued work needs. host->complete is called exactly once for each
+ * MPCE_OP_PENDING return and never otherwise; it may come before the op has
+ * even returned. Ops receive buffer addresses exactly as the device's alloc
+ * returned them (copies may add offsets).
  */
 #ifndef MPCENGINE_PLUGIN_H
 #define MPCENGINE_PLUGIN_H
@@ -102,8 +105,9 @@ struct mpce_host {
     /* An environment variable under the engine's rules: NULL in root and
      * setuid/setgid processes and in engines made with MPCE_OPT_NO_ENV. */
     const char *(*getenv)(const struct mpce_host *host, const char *name);
-    /* Finish an op that returned MPCE_OP_PENDING: status 0 or an
-     * mpce_status, message NULL or one line saying what went wrong (copied). */
+    /* Finish an op that returned MPCE_OP_PENDING, once: status 0 or an
+     * mpce_status, message NULL or one line saying what went wrong (copied).
+     * An op that returns anything else has finished and must not call it. */
     void (*complete)(const struct mpce_host *host, struct mpce_completion *done, int status,
                      const char *message);
     void *host_data; /* engine private */

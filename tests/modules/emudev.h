@@ -32,10 +32,17 @@ MPCE_API void emudev_stats(struct emudev_stats *out);
  * later call replaces an armed one; the injection fires once. */
 MPCE_API void emudev_fail_after(unsigned n, const char *op);
 
+/* Breaks the ABI once, as a buggy plugin would: the next call that carries
+ * a completion runs at once, calls host->complete and then returns 0
+ * instead of MPCE_OP_PENDING. The engine must count it finished once. */
+MPCE_API void emudev_complete_and_return_once(void);
+
 /* For dlsym. */
 #define EMUDEV_STATS_SYMBOL "emudev_stats"
 #define EMUDEV_FAIL_AFTER_SYMBOL "emudev_fail_after"
+#define EMUDEV_COMPLETE_AND_RETURN_SYMBOL "emudev_complete_and_return_once"
 typedef void (*emudev_stats_fn)(struct emudev_stats *out);
 typedef void (*emudev_fail_after_fn)(unsigned n, const char *op);
+typedef void (*emudev_complete_and_return_fn)(void);
 
 #endif

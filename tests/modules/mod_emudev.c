@@ -9,7 +9,9 @@
  *     separate backing mapping);
  *   - asynchronous failures surface on wait with the module's message
  *     (emudev_fail_after, and bounds checks on every device access);
- *   - nothing leaks: allocations and queues are counted (emudev_stats).
+ *   - nothing leaks: allocations and queues are counted (emudev_stats);
+ *   - a plugin that completes a call and also returns its status is
+ *     counted once (emudev_complete_and_return_once).
  * Every job waits EMUDEV_DELAY_US (default 200) microseconds on a worker
  * thread before it runs, so an engine that forgets to wait sees stale data.
  * The arithmetic is the shared scalar Harvey skeleton, so results are
@@ -78,6 +80,13 @@ void emudev_stats(struct emudev_stats *out)
     out->bytes_live = get(&st_bytes_live);
     out->queues_live = get(&st_queues_live);
     out->bad_frees = get(&st_bad_frees);
+}
+
+static atomic_bool complete_and_return;
+
+void emudev_complete_and_return_once(void)
+{
+    atomic_store(&complete_and_return, true);
 }
 
 void emudev_fail_after(unsigned n, const char *op)
@@ -462,6 +471,12 @@ static int submit(struct emudev *d, const struct mpce_call *call, const struct e
     struct emu_job local = *tmpl;
     local.dev = d;
     local.id = atomic_fetch_add_explicit(&next_job_id, 1, memory_order_relaxed) + 1;
+    if (call->done != NULL && atomic_exchange(&complete_and_return, false)) {
+        char msg[EMU_MSG_LEN];
+        const int rc = run_job(&local, msg, sizeof(msg));
+        d->host->complete(d->host, call->done, rc, rc != 0 ? msg : NULL);
+        return rc;
+    }
     if (call->done == NULL && call->queue == NULL) {
         char msg[EMU_MSG_LEN];
         const int rc = run_job(&local, msg, sizeof(msg));
