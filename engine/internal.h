@@ -174,6 +174,11 @@ struct mpce_engine {
     const void *listing;            /* the last mpce_list snapshot ... */
     size_t listing_count;
     unsigned listing_generation;    /* ... and the generation it shows */
+    const void *routes;             /* the last mpce_routes snapshot ... */
+    size_t routes_count;
+    unsigned routes_generation;     /* ... the generation ... */
+    const void *routes_table;       /* ... and the table it shows */
+    const void *config_rows;        /* mpce_config_info's rows, made once */
 
     /* Threads per large call ([engine] threads resolved); the pool of
      * threads - 1 workers starts with the first call worth splitting. */

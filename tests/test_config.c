@@ -311,6 +311,11 @@ static void test_config_info(void)
     CU_ASSERT_FATAL(mpce_config_info(e, &files, &nfiles, &set, &nset) == MPCE_OK);
     CU_ASSERT_EQUAL(nfiles, 1);
     CU_ASSERT_STRING_EQUAL(files[0], path);
+    const mpce_setting_info *set_again;
+    size_t nset_again;
+    CU_ASSERT_FATAL(mpce_config_info(e, &files, &nfiles, &set_again, &nset_again) == MPCE_OK);
+    CU_ASSERT_PTR_EQUAL(set_again, set); /* made once, not once per call */
+    CU_ASSERT_EQUAL(nset_again, nset);
     char want[4200];
     int seen = 0;
     for (size_t i = 0; i < nset; i++) {

@@ -77,9 +77,19 @@ static void test_accelerator_only_for_large(void)
         if (strcmp(rows[i].size_class, "large") != 0) {
             size_t len = strlen(rows[i].order);
             CU_ASSERT(len >= 10 && strcmp(rows[i].order + len - 10, "ntt-emudev") == 0);
+        } else {
+            /* Every usable candidate, not just up to the first that passed. */
+            CU_ASSERT_EQUAL(strncmp(rows[i].order, "ntt-emudev ", 11), 0);
+            CU_ASSERT_PTR_NOT_NULL(strstr(rows[i].order, "ntt-soft"));
         }
         CU_ASSERT_STRING_EQUAL(rows[i].source, "priority");
     }
+    /* Unchanged engine, same snapshot: asking again keeps nothing more. */
+    const mpce_route_info *again;
+    size_t n_again;
+    CU_ASSERT_FATAL(mpce_routes(e, &again, &n_again) == MPCE_OK);
+    CU_ASSERT_PTR_EQUAL(again, rows);
+    CU_ASSERT_EQUAL(n_again, n);
     static const uint64_t q = UINT64_C(0x1fffffffffe00001);
     mpce_ntt *ctx;
     const char *name;

@@ -198,23 +198,27 @@ mpce_status mpce_routes(mpce_engine *engine, const mpce_route_info **rows, size_
     size_t n = 0;
     for (unsigned op = 0; op < MPCE_OP_COUNT; op++)
         n += mpce_op_routed((enum mpce_op_id)op) ? MPCE_SIZE_CLASSES : 0;
-    /* The first usable candidate is what "auto" runs, before a context's
-     * parameters can rule one out: test the candidates in order until one
-     * passes. */
+    /* `order` lists every usable candidate, so each one's self-test decides
+     * whether it is listed: run them all (once per engine). */
     for (unsigned op = 0; op < MPCE_OP_COUNT; op++)
         for (unsigned sc = 0; mpce_op_routed((enum mpce_op_id)op) && sc < MPCE_SIZE_CLASSES; sc++) {
             struct mpce_slot *pinned =
                 t->e[op][sc].pinned ? mpce_registry_find(e, t->e[op][sc].pin_name) : NULL;
             if (pinned != NULL && mpce_slot_state(pinned) != MPCE_ST_SKIPPED)
                 mpce_registry_ensure_tested(e, pinned);
-            for (unsigned i = 0; i < t->e[op][sc].n; i++) {
-                struct mpce_slot *s = e->slots[t->e[op][sc].cand[i]];
-                mpce_registry_ensure_tested(e, s);
-                if (mpce_slot_state(s) == MPCE_ST_PASS)
-                    break;
-            }
+            for (unsigned i = 0; i < t->e[op][sc].n; i++)
+                mpce_registry_ensure_tested(e, e->slots[t->e[op][sc].cand[i]]);
         }
     pthread_mutex_lock(&e->lock);
+    if (e->routes != NULL && e->routes_table == t && e->routes_generation == e->generation) {
+        /* Nothing changed since the last snapshot: hand it out again
+         * rather than keep a new copy per call. */
+        *rows = e->routes;
+        *count = e->routes_count;
+        pthread_mutex_unlock(&e->lock);
+        mpce_engine_unref(e);
+        return MPCE_OK;
+    }
     const size_t per_row = 1536;
     mpce_route_info *r = mpce_engine_keep(e, n * (sizeof(*r) + per_row) + 1);
     if (r == NULL) {
@@ -260,6 +264,10 @@ mpce_status mpce_routes(mpce_engine *engine, const mpce_route_info **rows, size_
         }
         *rows = r;
         *count = n;
+        e->routes = r;
+        e->routes_count = n;
+        e->routes_table = t;
+        e->routes_generation = e->generation;
     }
     pthread_mutex_unlock(&e->lock);
     mpce_engine_unref(e);
@@ -278,7 +286,10 @@ mpce_status mpce_config_info(mpce_engine *engine, const char *const **files, siz
         return st;
     const struct mpce_config *c = &e->cfg;
     pthread_mutex_lock(&e->lock);
-    mpce_setting_info *s = mpce_engine_keep(e, (c->n_settings + 1) * sizeof(*s));
+    /* The configuration never changes after the engine starts. */
+    mpce_setting_info *s = (mpce_setting_info *)e->config_rows;
+    if (s == NULL)
+        e->config_rows = s = mpce_engine_keep(e, (c->n_settings + 1) * sizeof(*s));
     if (s == NULL) {
         st = mpce_error(MPCE_ERR_NOMEM, "out of memory listing the configuration");
     } else {

@@ -206,8 +206,9 @@ typedef struct mpce_route_info {
                                "[pins] dpf.eval = dpf-aesni (FILE:LINE)" */
 } mpce_route_info;
 
-/* One row per (op, size class); runs self-tests where they decide the order.
- * The array stays valid until the engine is freed. */
+/* One row per (op, size class); runs the self-test of every candidate not
+ * yet tested. The array stays valid until the engine is freed; asked again
+ * while nothing changed, it is the same array. */
 MPCE_API mpce_status mpce_routes(mpce_engine *engine, const mpce_route_info **rows,
                                  size_t *count);
 
