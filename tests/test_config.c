@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "engine/internal.h"
 #include "engine/runtime/conf.h"
 #include "tests/testutil.h"
 
@@ -414,6 +415,103 @@ static void test_missing_explicit_file(void)
     CU_ASSERT_PTR_NULL(e);
 }
 
+/* As an unprivileged user: the FIFO at arg is refused naming where it came
+ * from, and the regular file beside it (conf.ini, threads = 3) is read. */
+static int unprivileged_files(void *arg)
+{
+    const char *fifo = arg;
+    mpce_options opts = {.struct_size = sizeof(opts), .config_path = fifo,
+                         .flags = quiet_flags};
+    mpce_engine *e = NULL;
+    if (mpce_engine_new(&opts, &e) != MPCE_ERR_CONFIG ||
+        !strstr(mpce_last_error(), "not a regular file") ||
+        !strstr(mpce_last_error(), "mpce_options.config_path")) {
+        printf("\n  unprivileged FIFO: %s", e ? "accepted" : mpce_last_error());
+        return 1;
+    }
+    char conf[4096];
+    snprintf(conf, sizeof(conf), "%.*s/conf.ini", (int)(strrchr(fifo, '/') - fifo), fifo);
+    opts.config_path = conf;
+    if (mpce_engine_new(&opts, &e) != MPCE_OK) {
+        printf("\n  unprivileged read: %s", mpce_last_error());
+        return 1;
+    }
+    const char *const *files;
+    const mpce_setting_info *set;
+    size_t nfiles, nset;
+    int threads = 0;
+    if (mpce_config_info(e, &files, &nfiles, &set, &nset) == MPCE_OK)
+        for (size_t i = 0; i < nset; i++)
+            threads |= strcmp(set[i].key, "threads") == 0 && strcmp(set[i].value, "3") == 0;
+    mpce_engine_free(e);
+    if (!threads)
+        printf("\n  unprivileged read: threads = 3 not applied");
+    return threads ? 0 : 1;
+}
+
+/* A FIFO named as the configuration is refused at once: nothing waits for
+ * a writer that never comes, for root (the trust check) or anyone else. */
+static void test_fifo_config(void)
+{
+    char *dir = tu_temp_dir();
+    char fifo[4096], conf[4096];
+    snprintf(fifo, sizeof(fifo), "%s/engine.conf", dir);
+    snprintf(conf, sizeof(conf), "%s/conf.ini", dir);
+    CU_ASSERT_FATAL(mkfifo(fifo, 0666) == 0);
+    CU_ASSERT_FATAL(chmod(fifo, 0666) == 0); /* past the umask */
+    FILE *f = fopen(conf, "w");
+    CU_ASSERT_FATAL(f != NULL);
+    fputs("[engine]\nthreads = 3\n", f);
+    fclose(f);
+    CU_ASSERT_FATAL(chmod(conf, 0644) == 0 && chmod(dir, 0755) == 0);
+    mpce_options opts = {.struct_size = sizeof(opts), .config_path = fifo,
+                         .flags = quiet_flags};
+    mpce_engine *e = NULL;
+    TU_ASSERT_ERROR(mpce_engine_new(&opts, &e), MPCE_ERR_CONFIG, "not a regular file");
+    CU_ASSERT(tu_error_mentions("mpce_options.config_path"));
+    CU_ASSERT_PTR_NULL(e);
+    CU_ASSERT_EQUAL(tu_unprivileged(unprivileged_files, fifo), 0);
+    tu_remove_dir(dir);
+}
+
+/* A drop-in directory: its files in name order; a directory or FIFO whose
+ * name ends in .conf is skipped with a warning, the rest still applies. */
+static void test_dropin_dir(void)
+{
+    char *dir = tu_temp_dir();
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/10-threads.conf", dir);
+    FILE *f = fopen(path, "w");
+    CU_ASSERT_FATAL(f != NULL);
+    fputs("[engine]\nthreads = 3\n", f);
+    fclose(f);
+    snprintf(path, sizeof(path), "%s/20-fifo.conf", dir);
+    CU_ASSERT_FATAL(mkfifo(path, 0600) == 0);
+    snprintf(path, sizeof(path), "%s/30-dir.conf", dir);
+    CU_ASSERT_FATAL(mkdir(path, 0700) == 0);
+    snprintf(path, sizeof(path), "%s/40-threads.conf", dir);
+    f = fopen(path, "w");
+    CU_ASSERT_FATAL(f != NULL);
+    fputs("[engine]\nthreads = 5\n", f);
+    fclose(f);
+
+    struct log_capture log = {{0}, 0, 0};
+    struct mpce_logger logger = {capture_log, &log, MPCE_LOG_DEBUG};
+    struct mpce_config cfg;
+    CU_ASSERT_FATAL(mpce_config_init(&cfg) == MPCE_OK);
+    cfg.log = &logger;
+    CU_ASSERT_EQUAL(mpce_config_read_dir(&cfg, dir), MPCE_OK);
+    CU_ASSERT_EQUAL(cfg.threads, 5); /* the later file wins */
+    CU_ASSERT_EQUAL(cfg.n_files, 2);
+    CU_ASSERT_EQUAL(log.warnings, 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(log.text, "20-fifo.conf: skipped: not a regular file"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(log.text, "30-dir.conf: skipped: not a regular file"));
+    mpce_config_free(&cfg);
+    snprintf(path, sizeof(path), "%s/30-dir.conf", dir);
+    rmdir(path);
+    tu_remove_dir(dir);
+}
+
 static void test_bad_options(void)
 {
     mpce_options opts = {.struct_size = 0};
@@ -620,6 +718,8 @@ int main(void)
         {"relative plugin_path", test_relative_plugin_path},
         {"relative plugin_path option", test_relative_plugin_path_option},
         {"missing explicit config file", test_missing_explicit_file},
+        {"a FIFO as the configuration file", test_fifo_config},
+        {"drop-in directory: files only", test_dropin_dir},
         {"bad options", test_bad_options},
         {"strict with a broken module", test_strict_broken_module},
         {"layering", test_layering},

@@ -178,6 +178,18 @@ static void canonical(char out[PATH_LEN], const char *base, const char *sub)
     free(c);
 }
 
+/* The trust check as a yes/no: 0, or -1 with the reason in why. */
+static int trusted(const char *path, char *why, size_t len)
+{
+    int fd = mpce_file_open_trusted(path, why, len);
+    if (fd < 0)
+        return -1;
+    struct stat sb;
+    CU_ASSERT(fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode));
+    close(fd);
+    return 0;
+}
+
 /* ---- tests -------------------------------------------------------------- */
 
 static void test_good_module_loads(void)
@@ -544,7 +556,7 @@ static void test_foreign_owner_refused(void)
     join(conf, plug, "x.conf");
     write_text(conf, "[engine]\n", 0644);
     CU_ASSERT_FATAL(chown(conf, 1, (gid_t)-1) == 0);
-    CU_ASSERT_EQUAL(mpce_file_check_trusted(conf, why, sizeof(why)), -1);
+    CU_ASSERT_EQUAL(trusted(conf, why, sizeof(why)), -1);
     CU_ASSERT(mentions(why, "owned by uid 1,"));
     rm_tree(base);
 }
@@ -564,15 +576,15 @@ static void test_config_trust(void)
     write_text(conf, "[engine]\n", 0644);
     write_text(wconf, "[engine]\n", 0644);
 
-    CU_ASSERT_EQUAL(mpce_file_check_trusted(conf, why, sizeof(why)), 0);
+    CU_ASSERT_EQUAL(trusted(conf, why, sizeof(why)), 0);
 
-    CU_ASSERT_EQUAL(mpce_file_check_trusted(wconf, why, sizeof(why)), -1);
+    CU_ASSERT_EQUAL(trusted(wconf, why, sizeof(why)), -1);
     CU_ASSERT(mentions(why, "world-writable"));
     CU_ASSERT(mentions(why, "run chmod go-w"));
     printf("\n  refused: %s", why);
 
     CU_ASSERT_FATAL(symlink(conf, link) == 0);
-    CU_ASSERT_EQUAL(mpce_file_check_trusted(link, why, sizeof(why)), -1);
+    CU_ASSERT_EQUAL(trusted(link, why, sizeof(why)), -1);
     CU_ASSERT(mentions(why, "symbolic link"));
     printf("\n  refused: %s", why);
 
@@ -583,27 +595,27 @@ static void test_config_trust(void)
     join(sconf, sticky, "mpcengine.conf");
     make_dir(sticky, 01777);
     write_text(sconf, "[engine]\n", 0644);
-    CU_ASSERT_EQUAL(mpce_file_check_trusted(sconf, why, sizeof(why)), 0);
+    CU_ASSERT_EQUAL(trusted(sconf, why, sizeof(why)), 0);
 
     CU_ASSERT_FATAL(chmod(conf, 0660) == 0);
-    CU_ASSERT_EQUAL(mpce_file_check_trusted(conf, why, sizeof(why)), -1);
+    CU_ASSERT_EQUAL(trusted(conf, why, sizeof(why)), -1);
     CU_ASSERT(mentions(why, "group-writable"));
     CU_ASSERT_FATAL(chmod(conf, 0644) == 0);
 
     char missing[PATH_LEN];
     join(missing, etc, "missing.conf");
-    CU_ASSERT_EQUAL(mpce_file_check_trusted(missing, why, sizeof(why)), -1);
+    CU_ASSERT_EQUAL(trusted(missing, why, sizeof(why)), -1);
     CU_ASSERT(mentions(why, "cannot open file"));
-    CU_ASSERT_EQUAL(mpce_file_check_trusted(etc, why, sizeof(why)), -1);
+    CU_ASSERT_EQUAL(trusted(etc, why, sizeof(why)), -1);
     CU_ASSERT(mentions(why, "not a regular file"));
 
     /* A relative path is checked from the real working directory. */
     char cwd[PATH_LEN];
     CU_ASSERT_FATAL(getcwd(cwd, sizeof(cwd)) != NULL);
     CU_ASSERT_FATAL(chdir(etc) == 0);
-    CU_ASSERT_EQUAL(mpce_file_check_trusted("mpcengine.conf", why, sizeof(why)), 0);
+    CU_ASSERT_EQUAL(trusted("mpcengine.conf", why, sizeof(why)), 0);
     CU_ASSERT_FATAL(chdir(ww) == 0);
-    CU_ASSERT_EQUAL(mpce_file_check_trusted("mpcengine.conf", why, sizeof(why)), -1);
+    CU_ASSERT_EQUAL(trusted("mpcengine.conf", why, sizeof(why)), -1);
     CU_ASSERT(mentions(why, "world-writable"));
     CU_ASSERT_FATAL(chdir(cwd) == 0);
     rm_tree(base);

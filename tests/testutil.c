@@ -3,9 +3,12 @@
 #include "config.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <CUnit/Basic.h>
@@ -292,4 +295,28 @@ void tu_remove_dir(char *dir)
     }
     rmdir(dir);
     free(dir);
+}
+
+int tu_unprivileged(int (*fn)(void *), void *arg)
+{
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0)
+        return 1;
+    if (pid == 0) {
+        if (geteuid() == 0 && (setgroups(0, NULL) != 0 || setgid(65534) != 0 ||
+                               setuid(65534) != 0)) {
+            perror("tu_unprivileged: dropping root");
+            _exit(1);
+        }
+        int rc = fn(arg);
+        fflush(stdout);
+        _exit(rc == 0 ? 0 : 1);
+    }
+    int status;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR)
+            return 1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }

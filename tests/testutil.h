@@ -38,6 +38,13 @@ char *tu_temp_dir(void);
 char *tu_copy_into(const char *src, const char *dir, unsigned mode);
 void tu_remove_dir(char *dir);
 
+/* Run fn(arg) in a child process without root (as uid/gid 65534 when the
+ * test runs as root, as is, in a child, otherwise), so unprivileged paths are
+ * covered on root CI machines too. fn returns 0 for success and prints what
+ * failed; the result is fn's, or 1 if the child could not drop root or died.
+ * Files the child must read need modes that let "nobody" read them. */
+int tu_unprivileged(int (*fn)(void *), void *arg);
+
 /* Write `text` to a fresh temporary file and return its path (static
  * storage per call slot is not kept: free() the result). */
 char *tu_write_temp(const char *text);

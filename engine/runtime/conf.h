@@ -88,6 +88,11 @@ mpce_status mpce_config_init(struct mpce_config *cfg);
 mpce_status mpce_config_read_file(struct mpce_config *cfg, const char *path, int must_exist,
                                   const char *origin);
 
+/* Every *.conf of a drop-in directory, sorted by name; a missing directory
+ * is fine, and an entry that is not a regular file (a directory, a FIFO) is
+ * skipped with a warning. */
+mpce_status mpce_config_read_dir(struct mpce_config *cfg, const char *dir);
+
 /* Every layer, environment and option for an engine (opts may be NULL);
  * warnings go to log. */
 mpce_status mpce_config_load(struct mpce_config *cfg, const mpce_options *opts,

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #if defined(__linux__)
@@ -657,40 +658,59 @@ static mpce_status apply_section(struct mpce_config *cfg, dictionary *d,
     return st;
 }
 
-/* Read the whole file: NULL with errno set if it cannot be read; *too_big is
- * 1 for a file over the limit, 2 for something that is not a regular file. */
-static char *slurp(const char *path, int *too_big)
+/* Read the whole file from fd: NULL with errno set if it cannot be read;
+ * *too_big is 1 for a file over the limit, 2 for something that is not a
+ * regular file (checked on the descriptor, so a FIFO is never read). */
+static char *slurp(int fd, int *too_big)
 {
     *too_big = 0;
-    FILE *fp = fopen(path, "r");
-    if (!fp)
-        return NULL;
     struct stat sb;
-    if (fstat(fileno(fp), &sb) != 0) {
-        fclose(fp);
+    if (fstat(fd, &sb) != 0)
         return NULL;
-    }
     if (!S_ISREG(sb.st_mode)) {
-        fclose(fp);
         *too_big = 2;
         errno = S_ISDIR(sb.st_mode) ? EISDIR : EINVAL;
         return NULL;
     }
     if ((unsigned long long)sb.st_size > CONFIG_MAX_BYTES) {
-        fclose(fp);
         *too_big = 1;
         return NULL;
     }
     char *buf = malloc((size_t)sb.st_size + 1);
     if (!buf) {
-        fclose(fp);
         errno = ENOMEM;
         return NULL;
     }
-    size_t n = fread(buf, 1, (size_t)sb.st_size, fp);
+    size_t n = 0;
+    while (n < (size_t)sb.st_size) {
+        ssize_t got = pread(fd, buf + n, (size_t)sb.st_size - n, (off_t)n);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0) {
+            free(buf);
+            return NULL;
+        }
+        if (got == 0)
+            break;
+        n += (size_t)got;
+    }
     buf[n] = '\0';
-    fclose(fp);
     return buf;
+}
+
+/* The descriptor of the configuration file at path: for root and setuid
+ * programs after the trust check, otherwise opened without blocking (a FIFO
+ * must not hang the engine). -1 with errno for a missing or unreadable file;
+ * -2 with why filled when the trust check refused it. */
+static int open_config(const struct mpce_config *cfg, const char *path, char *why, size_t len)
+{
+    if (!cfg->privileged)
+        return open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    struct stat sb;
+    if (lstat(path, &sb) != 0)
+        return -1; /* missing: the caller decides whether that is fine */
+    int fd = mpce_file_open_trusted(path, why, len);
+    return fd >= 0 ? fd : -2;
 }
 
 /* Turn "iniparser: syntax error in FILE (LINE):\n-> TEXT\n" into one line. */
@@ -729,9 +749,26 @@ static mpce_status remember_file(struct mpce_config *cfg, const char *path)
 mpce_status mpce_config_read_file(struct mpce_config *cfg, const char *path, int must_exist,
                                   const char *origin)
 {
+    char why[1024];
+    int fd = open_config(cfg, path, why, sizeof(why));
+    if (fd == -2)
+        return mpce_error(MPCE_ERR_CONFIG, "%s (named by %s) refused: %s (root and setuid "
+                          "programs read only configuration that no other user can change)",
+                          path, origin ? origin : "the default layers", why);
+    if (fd < 0) {
+        if (errno == ENOENT && !must_exist)
+            return MPCE_OK;
+        return mpce_error(MPCE_ERR_CONFIG,
+                          "cannot read configuration file %s: %s (named by %s): check the "
+                          "path and its permissions", path, strerror(errno),
+                          origin ? origin : "the default layers");
+    }
     int too_big;
-    struct ini_file f = {path, slurp(path, &too_big)};
+    struct ini_file f = {path, slurp(fd, &too_big)};
     if (!f.text) {
+        int err = errno;
+        close(fd);
+        errno = err;
         if (too_big == 1)
             return mpce_error(MPCE_ERR_CONFIG,
                               "%s: larger than %u bytes: not a configuration file", path,
@@ -742,8 +779,6 @@ mpce_status mpce_config_read_file(struct mpce_config *cfg, const char *path, int
                               "(an empty file means no settings)",
                               path, origin ? origin : "the default layers",
                               errno == EISDIR ? "a directory" : "a device or special file");
-        if (errno == ENOENT && !must_exist)
-            return MPCE_OK;
         if (errno == ENOMEM)
             return mpce_error(MPCE_ERR_NOMEM, "out of memory reading %s", path);
         return mpce_error(MPCE_ERR_CONFIG,
@@ -751,15 +786,27 @@ mpce_status mpce_config_read_file(struct mpce_config *cfg, const char *path, int
                           "path and its permissions", path, strerror(errno),
                           origin ? origin : "the default layers");
     }
-    char why[1024];
-    if (cfg->privileged && mpce_file_check_trusted(path, why, sizeof(why)) != 0) {
-        free(f.text);
-        return mpce_error(MPCE_ERR_CONFIG, "%s refused: %s (root and setuid programs read "
-                          "only configuration that no other user can change)", path, why);
+    /* iniparser reads by name: give it the descriptor's, so it parses the
+     * file that was opened (and checked) rather than whatever the path names
+     * by now. Without /proc only an unprivileged engine falls back to the
+     * path. */
+    char fd_name[64];
+    snprintf(fd_name, sizeof(fd_name), "/proc/self/fd/%d", fd);
+    const char *load_name = fd_name;
+    if (access(fd_name, R_OK) != 0) {
+        if (cfg->privileged) {
+            close(fd);
+            free(f.text);
+            return mpce_error(MPCE_ERR_CONFIG, "%s: cannot read the checked file through "
+                              "/proc/self/fd (%s): mount /proc for root and setuid programs",
+                              path, strerror(errno));
+        }
+        load_name = path;
     }
     ini_msg[0] = '\0';
     iniparser_set_error_callback(ini_error_cb);
-    dictionary *d = iniparser_load(path);
+    dictionary *d = iniparser_load(load_name);
+    close(fd);
     if (!d) {
         free(f.text);
         return syntax_error(path);
@@ -792,8 +839,7 @@ mpce_status mpce_config_read_file(struct mpce_config *cfg, const char *path, int
     return st;
 }
 
-/* Every *.conf of dir, sorted; a missing directory is fine. */
-static mpce_status read_dir(struct mpce_config *cfg, const char *dir)
+mpce_status mpce_config_read_dir(struct mpce_config *cfg, const char *dir)
 {
     char **names;
     size_t n;
@@ -807,6 +853,14 @@ static mpce_status read_dir(struct mpce_config *cfg, const char *dir)
     for (size_t i = 0; i < n && st == MPCE_OK; i++) {
         char path[4096];
         snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+        /* Only files are configuration: a directory or FIFO that happens to
+         * end in .conf is skipped, not a reason to refuse every setting. */
+        struct stat sb;
+        if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+            warn(cfg, "%s: skipped: not a regular file (%s): drop-in configuration must be "
+                 "plain files", path, S_ISDIR(sb.st_mode) ? "a directory" : "a special file");
+            continue;
+        }
         st = mpce_config_read_file(cfg, path, 0, NULL);
     }
     mpce_dir_list_free(names, n);
@@ -949,7 +1003,7 @@ mpce_status mpce_config_load(struct mpce_config *cfg, const mpce_options *opts,
     }
 
     if (!(flags & MPCE_OPT_NO_SYSTEM_CONFIG))
-        st = read_dir(cfg, MPCE_SNIPPETDIR);
+        st = mpce_config_read_dir(cfg, MPCE_SNIPPETDIR);
 
     const char *env_conf = use_env ? env_get("MPCENGINE_CONF") : NULL;
     if (st == MPCE_OK) {
@@ -960,7 +1014,7 @@ mpce_status mpce_config_load(struct mpce_config *cfg, const mpce_options *opts,
         else if (!(flags & MPCE_OPT_NO_SYSTEM_CONFIG)) {
             st = mpce_config_read_file(cfg, MPCE_CONFDIR "/engine.conf", 0, NULL);
             if (st == MPCE_OK)
-                st = read_dir(cfg, MPCE_CONFDIR "/engine.conf.d");
+                st = mpce_config_read_dir(cfg, MPCE_CONFDIR "/engine.conf.d");
         }
     }
 

@@ -480,7 +480,7 @@ void mpce_module_file_close(struct mpce_module_file *f)
     }
 }
 
-int mpce_file_check_trusted(const char *path, char *why, size_t why_len)
+int mpce_file_open_trusted(const char *path, char *why, size_t why_len)
 {
     if (!path || !path[0])
         return fail(why, why_len, "no configuration file path given");
@@ -499,9 +499,5 @@ int mpce_file_check_trusted(const char *path, char *why, size_t why_len)
     }
     if (!name[0])
         return fail(why, why_len, "%s names a directory: give the path of the file itself", path);
-    int fd = open_checked(dir, name, path, 1, why, why_len);
-    if (fd < 0)
-        return -1;
-    close(fd);
-    return 0;
+    return open_checked(dir, name, path, 1, why, why_len);
 }

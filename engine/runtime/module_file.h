@@ -31,9 +31,10 @@ void *mpce_module_file_load(struct mpce_module_file *f, char *why, size_t why_le
  * not track what is still open. */
 void mpce_module_file_close(struct mpce_module_file *f);
 
-/* The configuration-file trust check of root and setuid processes: 0, or -1
+/* The configuration-file trust check of root and setuid processes: the
+ * descriptor of the checked regular file (read it, not the path), or -1
  * with the reason. */
-int mpce_file_check_trusted(const char *path, char *why, size_t why_len);
+int mpce_file_open_trusted(const char *path, char *why, size_t why_len);
 
 /* Tests only: called between hashing and dlopen with the module's path, so a
  * test can replace the file on disk in that window and show that the bytes
