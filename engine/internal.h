@@ -79,6 +79,7 @@ struct mpce_module {
     int skipped;               /* the whole module is unusable */
     int broken;                /* skipped for a fault, not a refusal (strict) */
     char reason[512];
+    char device_fault[256];    /* why its first refused device was refused */
     char sha256[65];           /* of the bytes loaded; "" for built-in */
     char version[320];         /* version, and what describe() found */
 };

@@ -28,7 +28,7 @@
 #define ALL_MODULES                                                                    \
     "good", "wrong", "noentry", "abimajor", "newminor", "short", "dupname", "probe",        \
         "implprobe", "nullop", "notiming", "bothtiming", "unknownflag", "priohigh",        \
-        "badclass", "nohost", "oldminor", "declineall", "badprim"
+        "badclass", "nohost", "oldminor", "declineall", "badprim", "baddevice"
 
 static const unsigned private_flags =
     MPCE_OPT_NO_USER_CONFIG | MPCE_OPT_NO_ENV | MPCE_OPT_NO_SYSTEM_CONFIG;
@@ -658,6 +658,24 @@ static void test_strict_broken_module(void)
     CU_ASSERT_PTR_NULL(e);
 }
 
+/* A refused device: the implementation that serves it says why, and so
+ * does strict mode, rather than pointing at a log nobody collected. */
+static void test_refused_device(void)
+{
+    char *dir = make_dir();
+    copy_module(dir, "baddevice");
+    mpce_engine *e = engine_with(dir, NULL);
+    expect_impl_skipped(e, "baddevice", "prg-test-baddevice",
+                        "its device bad0 was refused: device 'bad0': required function alloc "
+                        "is NULL");
+    mpce_engine_free(e);
+    remove_dir(dir);
+    e = NULL;
+    TU_ASSERT_ERROR(strict_engine_new("baddevice", &e), MPCE_ERR_PLUGIN, "mod_baddevice.so");
+    CU_ASSERT(tu_error_mentions("device 'bad0': required function alloc is NULL"));
+    CU_ASSERT_PTR_NULL(e);
+}
+
 static void test_strict_good(void)
 {
     char *dir = make_dir();
@@ -704,6 +722,7 @@ int main(void)
         {"strict: a broken module is fatal", test_strict_broken_module},
         {"strict: the first failure's reason is kept", test_strict_reason_kept},
         {"strict: good modules pass", test_strict_good},
+        {"a refused device, named in the reasons", test_refused_device},
         {NULL, NULL},
     };
     return tu_main("loader", tests);

@@ -287,8 +287,8 @@ static void check_impl(mpce_engine *e, const struct mpce_module *m, const struct
         /* A module that was not started (disabled) registered no device. */
         *dev = m->inited ? mpce_registry_device(e, im->device->name) : NULL;
         if (m->inited && (*dev == NULL || (*dev)->module != m)) {
-            snprintf(why, len, "its device %s was refused (see the module's messages)",
-                     im->device->name);
+            snprintf(why, len, "its device %s was refused: %s", im->device->name,
+                     m->device_fault[0] ? m->device_fault : "see the module's messages");
             *dev = NULL;
             return;
         }
@@ -386,6 +386,8 @@ static mpce_status add_module(mpce_engine *e, struct mpce_module *m, mpce_plugin
         check_device(e, m, d->devices[i], why, sizeof(why));
         if (why[0]) {
             m->broken = 1;
+            if (!m->device_fault[0])
+                snprintf(m->device_fault, sizeof(m->device_fault), "%s", why);
             mpce_log(&e->log, MPCE_LOG_WARNING, NULL, "%s: skipping a device: %s", m->path, why);
             continue;
         }

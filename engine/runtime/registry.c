@@ -42,7 +42,9 @@ mpce_status mpce_registry_add_device(mpce_engine *e, struct mpce_module *m,
         return mpce_error(MPCE_ERR_NOMEM, "out of memory registering devices");
     e->devices[e->n_devices++] = r;
     r->name = dev->name;
-    r->ops = *dev;
+    /* An older minor's descriptor is shorter: what it lacks stays NULL. */
+    size_t have = dev->struct_size < sizeof(r->ops) ? dev->struct_size : sizeof(r->ops);
+    memcpy(&r->ops, dev, have);
     r->module = m;
     return MPCE_OK;
 }
@@ -187,8 +189,8 @@ mpce_status mpce_registry_strict_check(mpce_engine *e)
                                   "was refused: %s: fix the plugin, or set strict = no",
                                   m->path, s->impl->name, s->reason);
         }
-        return mpce_error(MPCE_ERR_PLUGIN, "strict = yes: module %s: a device was refused (see "
-                          "the log): fix the plugin, or set strict = no", m->path);
+        return mpce_error(MPCE_ERR_PLUGIN, "strict = yes: module %s: a device was refused: %s: "
+                          "fix the plugin, or set strict = no", m->path, m->device_fault);
     }
     /* Every self-test runs (the listing shows them all), and the later ones
      * may set error details of their own: the first failure is reported. */

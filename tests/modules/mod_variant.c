@@ -29,6 +29,9 @@
  *   DECLINEALL   serves() declines every context: it checked nothing, so it
  *                must fail its self-test rather than pass untested
  *   BADPRIM      an implementation of primitive 9, which does not exist
+ *   BADDEVICE    a device "bad0" without its functions, and an implementation
+ *                that serves it: the device is refused, and so (saying why)
+ *                is the implementation
  */
 #include "config.h"
 
@@ -81,6 +84,8 @@
 #define V declineall
 #elif defined(VARIANT_BADPRIM)
 #define V badprim
+#elif defined(VARIANT_BADDEVICE)
+#define V baddevice
 #else
 #error "build with one -DVARIANT_<NAME>"
 #endif
@@ -171,6 +176,14 @@ static int impl_probe(void *module_state, char *why, size_t why_len)
 #define IMPL_PROBE NULL
 #endif
 
+#if defined(VARIANT_BADDEVICE)
+static const struct mpce_device bad_device = {
+    .struct_size = sizeof(struct mpce_device),
+    .name = "bad0",
+};
+static const struct mpce_device *const devices[] = {&bad_device};
+#endif
+
 /* ---- the implementation ------------------------------------------------------ */
 
 static const struct mpce_impl impl = {
@@ -211,6 +224,9 @@ static const struct mpce_impl impl = {
 #endif
 #if defined(VARIANT_NOHOST)
     .memory = MPCE_MEM_DEVICE,
+#elif defined(VARIANT_BADDEVICE)
+    .memory = MPCE_MEM_HOST | MPCE_MEM_DEVICE,
+    .device = &bad_device,
 #else
     .memory = MPCE_MEM_HOST,
 #endif
@@ -257,6 +273,10 @@ static const struct mpce_plugin plugin = {
 #endif
     .version = "1",
     .probe = PLUGIN_PROBE,
+#if defined(VARIANT_BADDEVICE)
+    .n_devices = 1,
+    .devices = devices,
+#endif
     .n_impls = 1,
     .impls = impls,
 };
