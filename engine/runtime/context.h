@@ -3,8 +3,8 @@
  * The part every context shares (the front ends embed it first): its engine
  * reference, its parameters, one plugin state per implementation it has used
  * and its routes, so that a call on a context that has its state classifies
- * its size, loads one route and makes one indirect call, with no name lookup
- * and no lock.
+ * its size, loads one route and calls through it (the job's slice function,
+ * then the plugin's op), with no name lookup and no lock.
  */
 #ifndef MPCE_RUNTIME_CONTEXT_H
 #define MPCE_RUNTIME_CONTEXT_H

@@ -59,8 +59,8 @@ void mpce_completion_signal(struct mpce_completion *c, int status, const char *m
 mpce_status mpce_op_status(const struct mpce_slot *slot, const char *op, int rc);
 
 /* Run a job on host memory. A call that cannot be split (one unit) on a
- * synchronous implementation runs inline: the one-block call costs one
- * indirect call. */
+ * synchronous implementation runs inline: the one-block call costs the
+ * slice function's call and the plugin op's, nothing more. */
 mpce_status mpce_job_run_slow(mpce_engine *e, const struct mpce_job *job);
 
 static inline mpce_status mpce_job_run(mpce_engine *e, const struct mpce_job *job)

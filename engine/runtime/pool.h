@@ -70,6 +70,11 @@ int mpce_engine_run(mpce_engine *engine, size_t count, mpce_slice_fn fn, void *a
 static inline void mpce_slice_range(uint64_t units, size_t count, size_t i, uint64_t *begin,
                                     uint64_t *end)
 {
+    if (count == 1) { /* the common, unsplit call: no division */
+        *begin = 0;
+        *end = units;
+        return;
+    }
     uint64_t base = units / count, extra = units % count;
     *begin = base * i + (i < extra ? i : extra);
     *end = *begin + base + (i < extra ? 1u : 0u);
