@@ -458,6 +458,10 @@ static void test_reused_descriptor_number(void)
         fprintf(stderr, "\n  %s\n", why);
     CU_ASSERT_FATAL(hb != NULL);
     CU_ASSERT(hb != ha);
+    /* Loaded under a duplicate number, which is what stays open now. */
+    CU_ASSERT(fb.fd >= 0 && fb.fd != fd_a);
+    CU_ASSERT(fcntl(fb.fd, F_GETFD) & FD_CLOEXEC);
+    CU_ASSERT(fcntl(fd_a, F_GETFD) == -1 && errno == EBADF);
     CU_ASSERT_STRING_EQUAL(call_which(ha), "a");
     CU_ASSERT_STRING_EQUAL(call_which(hb), "b");
 

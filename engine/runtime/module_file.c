@@ -385,8 +385,9 @@ static int loaded_from(void *handle, int fd, int *err)
     return c.result;
 }
 
-static void *load_fd(int fd, const char *path, char *why, size_t len)
+static void *load_fd(int *fdp, const char *path, char *why, size_t len)
 {
+    const int fd = *fdp;
     struct stat want, got;
     char name[64];
     if (fstat(fd, &want) != 0) {
@@ -419,7 +420,13 @@ static void *load_fd(int fd, const char *path, char *why, size_t len)
         h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
         if (!h) {
             const char *e = dlerror();
-            fail(why, len, "file %s: dlopen failed: %s", path, e ? e : "unknown error");
+            /* The module is opened as /proc/self/fd/N: $ORIGIN in its
+             * RUNPATH names /proc/self/fd, so its own libraries must be
+             * found by the system's rules. */
+            fail(why, len, "file %s: dlopen failed: %s (modules load from a checked "
+                 "descriptor, so $ORIGIN in their RUNPATH does not reach their directory: "
+                 "install the libraries they need where the dynamic linker looks)", path,
+                 e ? e : "unknown error");
             break;
         }
         int err;
@@ -448,8 +455,15 @@ static void *load_fd(int fd, const char *path, char *why, size_t len)
         dups[ndups++] = nfd;
         cur = nfd;
     }
+    /* Loaded under a duplicate: that number is now the module's name, and
+     * the one the caller keeps open. */
+    if (h != NULL && cur != fd) {
+        close(fd);
+        *fdp = cur;
+    }
     while (ndups)
-        close(dups[--ndups]);
+        if (dups[--ndups] != *fdp)
+            close(dups[ndups]);
     return h;
 }
 
@@ -462,7 +476,7 @@ void *mpce_module_file_load(struct mpce_module_file *f, char *why, size_t why_le
     }
     if (mpce_module_file_test_hook)
         mpce_module_file_test_hook(f->path);
-    void *h = load_fd(f->fd, f->path, why, why_len);
+    void *h = load_fd(&f->fd, f->path, why, why_len);
     /* Kept open while the module is loaded (the caller closes it after
      * dlclose): glibc knows the module by "/proc/self/fd/N", and while N is
      * ours no other module can be opened under that number and be mistaken

@@ -10,6 +10,13 @@
  * implementation's probe(module_state); at the end fini(module_state), after
  * every context, buffer and queue that used the module is gone.
  *
+ * Loading. The engine opens a module file once, checks it (owner, mode, the
+ * directories above it), hashes it and dlopens that descriptor as
+ * /proc/self/fd/N, so the bytes checked are the bytes that run. For the
+ * module this means: $ORIGIN in its RUNPATH names /proc/self/fd, not its
+ * directory, so the libraries it needs must be where the dynamic linker
+ * looks; those libraries are not hashed; dladdr() names it /proc/self/fd/N.
+ *
  * Versioning (SQLite's VFS rule). Every struct begins with its own size and
  * only grows at the end; a minor version adds fields or ops, a major changes
  * them. The engine knows the size of each struct at every minor of its major:
