@@ -36,6 +36,9 @@ void mpce_plugin_detail_set(const struct mpce_host *host, const char *msg);
 /* The detail `host` left on this thread since the last take, or "". */
 const char *mpce_plugin_detail_take(const struct mpce_host *host, char *buf, size_t len);
 
+/* "portable", "simd", "accel" for MPCE_CLASS_*; "" out of range. */
+const char *mpce_impl_class_name(unsigned impl_class);
+
 /* A plugin's int return as a status: unknown codes become MPCE_ERR_BACKEND. */
 static inline mpce_status mpce_status_of_rc(int rc)
 {
@@ -91,6 +94,12 @@ struct mpce_devrec {
     struct mpce_module *module;
 };
 
+/* The memory kind a device record stands for: its name, or "host" (NULL). */
+static inline const char *mpce_memory_kind_name(const struct mpce_devrec *dev)
+{
+    return dev ? dev->name : MPCE_MEMORY_HOST;
+}
+
 enum mpce_selftest_state {
     MPCE_ST_UNTESTED = 0,
     MPCE_ST_PASS,
@@ -112,7 +121,6 @@ struct mpce_slot {
     unsigned flags;
     unsigned memory;
     enum mpce_selftest_state state; /* published with release stores */
-    int selectable;                 /* passed and allowed by policy */
     char reason[320];               /* why skipped/failed/not selectable */
     char note[160];                 /* load-time remark (a clamped priority) */
 };

@@ -22,12 +22,6 @@ static const char *state_name(enum mpce_selftest_state st)
     }
 }
 
-static const char *class_name(unsigned c)
-{
-    static const char *const names[] = {"portable", "simd", "accel"};
-    return c < 3 ? names[c] : "";
-}
-
 /* Strings a snapshot owns: appended to one kept block. */
 struct text {
     char *buf;
@@ -75,15 +69,15 @@ static const mpce_impl_info *build_rows(mpce_engine *e, size_t *count)
         const char *why = s->reason;
         char vt[200] = "";
         if (st != MPCE_ST_SKIPPED && st != MPCE_ST_FAIL && !mpce_registry_allowed(e, s)) {
-            snprintf(vt, sizeof(vt), "%s is variable-time: set allow_variable_time = yes in "
-                     "engine.conf to use it", s->impl->name);
+            snprintf(vt, sizeof(vt), "variable-time: set allow_variable_time = yes in "
+                     "engine.conf to use it");
             why = vt;
         }
         row->reason = put(&t, "%s%s%s", why, why[0] && s->note[0] ? "; " : "", s->note);
         row->path = s->module->path;
         row->sha256 = s->module->sha256;
         row->version = s->module->version;
-        row->impl_class = class_name(s->impl_class);
+        row->impl_class = mpce_impl_class_name(s->impl_class);
         row->memory = s->device ? put(&t, "host,%s", s->device->name) : MPCE_MEMORY_HOST;
     }
     for (size_t i = 0; i < e->n_modules; i++) {

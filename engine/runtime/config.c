@@ -1008,7 +1008,8 @@ mpce_status mpce_config_load(struct mpce_config *cfg, const mpce_options *opts,
     const char *env_conf = use_env ? env_get("MPCENGINE_CONF") : NULL;
     if (st == MPCE_OK) {
         if (config_path)
-            st = mpce_config_read_file(cfg, config_path, 1, "mpce_options.config_path");
+            st = mpce_config_read_file(cfg, config_path, 1,
+                                       "mpce_options.config_path, or mpcengine --config");
         else if (env_conf && *env_conf)
             st = mpce_config_read_file(cfg, env_conf, 1, "MPCENGINE_CONF");
         else if (!(flags & MPCE_OPT_NO_SYSTEM_CONFIG)) {

@@ -87,11 +87,6 @@ void mpce_ctx_destroy(struct mpce_ctx *ctx)
     mpce_engine_unref(e);
 }
 
-static const char *kind_name(const struct mpce_devrec *dev)
-{
-    return dev ? dev->name : MPCE_MEMORY_HOST;
-}
-
 /* This context's state for slot, made on first use; lock held. NOIMPL when
  * the implementation refuses the context (remembered: it is not asked
  * again). */
@@ -211,7 +206,7 @@ static mpce_status resolve_auto(struct mpce_ctx *ctx, const struct mpce_route_en
     if (entry->n == 0)
         return mpce_error(MPCE_ERR_NOIMPL, "no usable %s implementation for %s in %s memory: "
                           "every candidate was skipped or is not allowed: see `mpcengine list`",
-                          pname, shape->op, kind_name(dev));
+                          pname, shape->op, mpce_memory_kind_name(dev));
     return mpce_error(MPCE_ERR_NOIMPL, "no %s implementation takes this %s call: %s", pname,
                       shape->op, reasons);
 }

@@ -79,6 +79,12 @@ const char *mpce_log_level_name(mpce_log_level level)
     return "unknown";
 }
 
+const char *mpce_impl_class_name(unsigned impl_class)
+{
+    static const char *const names[] = {"portable", "simd", "accel"};
+    return impl_class < sizeof(names) / sizeof(names[0]) ? names[impl_class] : "";
+}
+
 const char *mpce_size_class_name(unsigned size_class)
 {
     static const char *const names[MPCE_SIZE_CLASSES] = {"tiny", "small", "medium", "large"};

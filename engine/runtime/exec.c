@@ -9,12 +9,7 @@
 #include "engine/runtime/pool.h"
 #include "engine/runtime/queue.h"
 
-const struct mpce_call mpce_host_call = {
-    .struct_size = sizeof(struct mpce_call),
-    .memory = MPCE_MEM_HOST,
-    .queue = NULL,
-    .done = NULL,
-};
+const struct mpce_call mpce_host_call = MPCE_CALL_HOST_INIT;
 
 void mpce_completion_init(struct mpce_completion *c, const struct mpce_slot *slot,
                           const char *what)

@@ -47,7 +47,6 @@ static size_t device_size(unsigned minor)
 /* Priority ranges of the classes (plugin.h). */
 static const int class_lo[] = {1, 200, 400};
 static const int class_hi[] = {199, 399, 599};
-static const char *const class_names[] = {"portable", "simd", "accel"};
 
 static void set_reason(struct mpce_module *m, int broken, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -304,7 +303,7 @@ static void check_impl(mpce_engine *e, const struct mpce_module *m, const struct
         *prio = im->priority < lo ? lo : hi;
         snprintf(note, note_len, "priority %d clamped to %d, the %s of the %s class (%d..%d)",
                  im->priority, *prio, *prio == lo ? "bottom" : "top",
-                 class_names[im->impl_class], lo, hi);
+                 mpce_impl_class_name(im->impl_class), lo, hi);
         mpce_log(&e->log, MPCE_LOG_WARNING, m->name, "%s: %s", im->name, note);
     }
     *broken = 0;

@@ -32,11 +32,6 @@ static mpce_status memory_kind(mpce_engine *e, const char *fn, const char *memor
     return MPCE_OK;
 }
 
-static const char *kind_name(const struct mpce_devrec *dev)
-{
-    return dev ? dev->name : MPCE_MEMORY_HOST;
-}
-
 /* The start of both constructors: an engine reference, the memory kind and
  * `size` zeroed bytes for the object; on failure no reference is kept. */
 static mpce_status new_object(mpce_engine *engine, const char *fn, const char *memory,
@@ -140,7 +135,7 @@ void mpce_queue_free(mpce_queue *q)
 
 const char *mpce_queue_memory(const mpce_queue *q)
 {
-    return q ? kind_name(q->dev) : NULL;
+    return q ? mpce_memory_kind_name(q->dev) : NULL;
 }
 
 /* ---- buffers ------------------------------------------------------------------- */
@@ -216,7 +211,7 @@ size_t mpce_buffer_size(const mpce_buffer *b)
 
 const char *mpce_buffer_memory(const mpce_buffer *b)
 {
-    return b ? kind_name(b->dev) : NULL;
+    return b ? mpce_memory_kind_name(b->dev) : NULL;
 }
 
 void *mpce_buffer_host(mpce_buffer *b)
@@ -247,7 +242,7 @@ mpce_status mpce_buf_check(const char *fn, const struct mpce_ctx *ctx, const mpc
         if (b->dev != q->dev)
             return mpce_error(MPCE_ERR_ARG, "%s: %s is %s memory but the queue is for %s: copy "
                               "it with mpce_buffer_copy/upload/download first, or use a queue "
-                              "of its kind", fn, names[i], kind_name(b->dev), kind_name(q->dev));
+                              "of its kind", fn, names[i], mpce_memory_kind_name(b->dev), mpce_memory_kind_name(q->dev));
         if (need[i] > b->size)
             return mpce_error(MPCE_ERR_ARG, "%s: %s holds %zu bytes, the call needs %llu", fn,
                               names[i], b->size, (unsigned long long)need[i]);
@@ -379,8 +374,8 @@ static mpce_status copy(const char *fn, enum copy_kind kind, mpce_queue *q, mpce
                             "queue", fn);
         else if (bufs[i]->dev != q->dev)
             st = mpce_error(MPCE_ERR_ARG, "%s: a buffer is %s memory, the queue is for %s: use "
-                            "a queue of the buffer's kind", fn, kind_name(bufs[i]->dev),
-                            kind_name(q->dev));
+                            "a queue of the buffer's kind", fn, mpce_memory_kind_name(bufs[i]->dev),
+                            mpce_memory_kind_name(q->dev));
     }
     if (st != MPCE_OK || len == 0)
         return st;

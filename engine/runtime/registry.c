@@ -136,10 +136,8 @@ static void test_locked(mpce_engine *e, struct mpce_slot *s)
     int ok = mpce_selftest_slot(s, why, sizeof(why)) == 0;
     if (ok) {
         s->reason[0] = '\0';
-        s->selectable = mpce_registry_allowed(e, s);
     } else {
         snprintf(s->reason, sizeof(s->reason), "self-test failed: %.290s", why);
-        s->selectable = 0;
         mpce_log(&e->log, MPCE_LOG_ERROR, s->module->name, "%s failed its self-test: %s",
                  s->impl->name, why);
     }

@@ -91,7 +91,9 @@ typedef enum mpce_log_level {
 } mpce_log_level;
 
 /* plugin is the plugin's name for a plugin's message, NULL for the engine's.
- * Called from whichever thread noticed, possibly several at once. */
+ * Called from whichever thread noticed, possibly several at once, sometimes
+ * with the engine's locks held: the callback must not call libmpcengine
+ * (record the message, return). */
 typedef void (*mpce_log_fn)(void *arg, mpce_log_level level, const char *plugin,
                             const char *message);
 

@@ -95,6 +95,12 @@ struct mpce_call {
     struct mpce_completion *done;
 };
 
+/* A host-memory call that finishes before it returns: what the engine passes
+ * for plain host calls, and what a plugin passes to its own ops. */
+#define MPCE_CALL_HOST_INIT                                                                \
+    {.struct_size = sizeof(struct mpce_call), .memory = MPCE_MEM_HOST, .queue = NULL,       \
+     .done = NULL}
+
 /* ---- services the engine offers a module --------------------------------- */
 
 /* One host per module per engine, valid from probe until fini returns. */

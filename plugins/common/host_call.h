@@ -8,11 +8,6 @@
 
 #include "mpcengine/plugin.h"
 
-static const struct mpce_call mpce_common_host_call = {
-    .struct_size = sizeof(struct mpce_call),
-    .memory = MPCE_MEM_HOST,
-    .queue = NULL,
-    .done = NULL,
-};
+static const struct mpce_call mpce_common_host_call = MPCE_CALL_HOST_INIT;
 
 #endif
