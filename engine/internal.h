@@ -94,6 +94,15 @@ struct mpce_devrec {
     struct mpce_module *module;
 };
 
+/* Whether [a, a+alen) and [b, b+blen) share a byte: the argument checks
+ * refuse outputs that partly overlap inputs, which sliced calls would
+ * corrupt. */
+static inline int mpce_ranges_overlap(const void *a, size_t alen, const void *b, size_t blen)
+{
+    uintptr_t pa = (uintptr_t)a, pb = (uintptr_t)b;
+    return pa < pb + blen && pb < pa + alen;
+}
+
 /* The memory kind a device record stands for: its name, or "host" (NULL). */
 static inline const char *mpce_memory_kind_name(const struct mpce_devrec *dev)
 {

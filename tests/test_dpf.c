@@ -592,6 +592,16 @@ static void test_evalall_args(void)
     CU_ASSERT_FATAL(mpce_dpf_new(tu_engine(0), 33, MPCE_DPF_U64, NULL, NULL, &big) == MPCE_OK);
     CU_ASSERT_FATAL(mpce_dpf_gen(big, NULL, 5, beta, NULL, NULL, &b0, &b1) == MPCE_OK);
     TU_ASSERT_ERROR(mpce_dpf_evalall(big, NULL, b0, buf, sizeof(buf)), MPCE_ERR_ARG, "bits");
+    /* resolve refuses the same way, rather than name an implementation for a
+     * call that cannot be made. */
+    const char *name = NULL;
+    TU_ASSERT_ERROR(mpce_dpf_resolve(big, NULL, "dpf.evalall", 0, &name), MPCE_ERR_ARG,
+                    "bits <= 32");
+    CU_ASSERT_PTR_NULL(name);
+    CU_ASSERT_EQUAL(mpce_dpf_resolve(big, NULL, "dpf.eval", 100, &name), MPCE_OK);
+    CU_ASSERT(name != NULL && strncmp(name, "dpf-", 4) == 0);
+    TU_ASSERT_ERROR(mpce_dpf_resolve(big, NULL, "ntt.forward", 1, &name), MPCE_ERR_ARG,
+                    "not a DPF operation");
 
     CU_ASSERT_FATAL(mpce_dpf_new(tu_engine(0), 8, MPCE_DPF_BYTES, NULL, NULL, &ctx) == MPCE_OK);
     CU_ASSERT_FATAL(mpce_dpf_gen(ctx, NULL, 5, beta, NULL, NULL, &k0, &k1) == MPCE_OK);
@@ -1051,7 +1061,7 @@ static const struct tu_test tests[] = {
     {"parse: u64 cw_out high bytes", test_parse_cw_out},
     {"parse: NULL arguments", test_parse_args},
     {"key of another domain, group or PRG keys", test_key_mismatch},
-    {"evalall: domain too large, out_len too small", test_evalall_args},
+    {"evalall and resolve: domain too large, out_len too small", test_evalall_args},
     {"reference: reproduces dpf.txt", test_reference_vectors},
     {"reference: every implementation on random inputs", test_reference_random},
     {NULL, NULL},

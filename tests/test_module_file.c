@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -670,6 +671,73 @@ static void test_proc_missing(void)
     rm_tree(base);
 }
 
+/* The setgid helper (below): run as nobody with the setgid bit honoured, a
+ * module nobody owns is refused and root's is loaded. 0, 77 (skip) or 1. */
+static int setgid_child(const char *plug)
+{
+    if (!getauxval(AT_SECURE)) {
+        printf("\n  skipped: the setgid bit is not honoured here (no_new_privs or nosuid)");
+        return 77;
+    }
+    struct mpce_module_file f;
+    char why[1024] = "";
+    if (mpce_module_file_open(plug, "mine.so", &f, why, sizeof(why)) == 0 ||
+        !strstr(why, "trusts only root's files")) {
+        printf("\n  setgid child: a module the user owns was %s", why[0] ? why : "accepted");
+        mpce_module_file_close(&f);
+        return 1;
+    }
+    printf("\n  refused: %s", why);
+    if (mpce_module_file_open(plug, "roots.so", &f, why, sizeof(why)) != 0) {
+        printf("\n  setgid child: root's module was refused: %s", why);
+        return 1;
+    }
+    mpce_module_file_close(&f);
+    return 0;
+}
+
+static const char *setgid_plug;
+static const char *setgid_helper;
+
+static int exec_setgid_helper(void *arg)
+{
+    (void)arg;
+    execl(setgid_helper, setgid_helper, "--setgid-child", setgid_plug, (char *)NULL);
+    printf("\n  cannot run %s: %s", setgid_helper, strerror(errno));
+    return 1;
+}
+
+/* A setgid program runs with its user's uid, so "owned by the running user"
+ * would let that user feed it a module: only root's files are trusted. The
+ * test binary itself, copied setgid, runs as nobody (root only). */
+static void test_setgid_trusts_root_only(void)
+{
+    if (geteuid() != 0) {
+        printf("\n  skipped: needs root to make a setgid copy of this test");
+        return;
+    }
+    char *base = scratch_dir();
+    char plug[PATH_LEN], mine[PATH_LEN], roots[PATH_LEN], helper[PATH_LEN];
+    join(plug, base, "plug");
+    join(mine, plug, "mine.so");
+    join(roots, plug, "roots.so");
+    join(helper, base, "sgid-helper");
+    make_dir(plug, 0755);
+    copy_file(SWAP_A_SO, mine, 0644);
+    copy_file(SWAP_A_SO, roots, 0644);
+    CU_ASSERT_FATAL(chown(mine, 65534, 65534) == 0);
+    copy_file("/proc/self/exe", helper, 0755);
+    CU_ASSERT_FATAL(chown(helper, 0, 0) == 0 && chmod(helper, 02755) == 0);
+    setgid_plug = plug;
+    setgid_helper = helper;
+    int rc = tu_unprivileged(exec_setgid_helper, NULL);
+    if (rc == 77)
+        printf("\n  skipped: the setgid bit is not honoured here");
+    else
+        CU_ASSERT_EQUAL(rc, 0);
+    rm_tree(base);
+}
+
 static const struct tu_test tests[] = {
     {"good module loads, hash matches", test_good_module_loads},
     {"symlinked module refused", test_symlink_module_refused},
@@ -685,11 +753,14 @@ static const struct tu_test tests[] = {
     {"directory symlinks", test_directory_symlinks},
     {"foreign owner refused (root)", test_foreign_owner_refused},
     {"configuration file trust", test_config_trust},
+    {"a setgid program trusts only root's files", test_setgid_trusts_root_only},
     {"no /proc: refused, no path fallback", test_proc_missing},
     {NULL, NULL},
 };
 
-int main(void)
+int main(int argc, char **argv)
 {
+    if (argc == 3 && strcmp(argv[1], "--setgid-child") == 0)
+        return setgid_child(argv[2]);
     return tu_main("module_file", tests);
 }

@@ -887,6 +887,22 @@ static void test_invalid_ops(void)
         TU_ASSERT_ERROR(mpce_ntt_mul(ctx, impl, in, NULL, out, 1), MPCE_ERR_ARG, "b");
         TU_ASSERT_ERROR(mpce_ntt_mul(ctx, impl, in, b, NULL, 1), MPCE_ERR_ARG, "out");
         CU_ASSERT(all_pattern(out, words));
+
+        /* Shifted by one coefficient: neither in place nor separate. */
+        uint64_t *big = alloc_words(words + 1);
+        memcpy(big, in, words * 8);
+        TU_ASSERT_ERROR(mpce_ntt_forward(ctx, impl, big, big + 1, batch), MPCE_ERR_ARG,
+                        "in and out overlap without being the same array");
+        TU_ASSERT_ERROR(mpce_ntt_inverse(ctx, impl, big + 1, big, batch), MPCE_ERR_ARG,
+                        "in and out overlap");
+        TU_ASSERT_ERROR(mpce_ntt_mul(ctx, impl, big, b, big + 1, batch), MPCE_ERR_ARG,
+                        "a and out overlap");
+        TU_ASSERT_ERROR(mpce_ntt_mul(ctx, impl, b, big + 1, big, batch), MPCE_ERR_ARG,
+                        "b and out overlap");
+        CU_ASSERT_EQUAL(memcmp(big, in, words * 8), 0); /* nothing written */
+        /* Exactly in place, for every operand, is fine. */
+        CU_ASSERT_EQUAL(mpce_ntt_mul(ctx, impl, big, big, big, batch), MPCE_OK);
+        free(big);
     }
     TU_ASSERT_ERROR(mpce_ntt_forward(NULL, "auto", in, out, 1), MPCE_ERR_ARG, "ctx");
     CU_ASSERT_EQUAL(mpce_ntt_forward(ctx, "no-such-ntt", in, out, 1), MPCE_ERR_NOIMPL);

@@ -530,12 +530,15 @@ mpce_status mpce_dpf_resolve(mpce_dpf *ctx, const char *impl, const char *op, si
         id != MPCE_OP_dpf_evalall)
         return mpce_error(MPCE_ERR_ARG, "%s: op '%.32s' is not a DPF operation: use dpf.gen, "
                           "dpf.eval, dpf.eval_keys or dpf.evalall", fn, op ? op : "(null)");
-    uint64_t n = id == MPCE_OP_dpf_gen ? 1
-                 : id == MPCE_OP_dpf_evalall
-                     ? (ctx->bits < 64 ? (uint64_t)1 << ctx->bits : UINT64_MAX)
-                     : units;
+    uint64_t n = id == MPCE_OP_dpf_gen ? 1 : units, bytes;
+    mpce_status st;
+    if (id == MPCE_OP_dpf_evalall) {
+        if ((st = evalall_size(fn, ctx, &bytes)) != MPCE_OK)
+            return st; /* no evalall call could run on this context */
+        n = (uint64_t)1 << ctx->bits;
+    }
     struct mpce_route r;
-    mpce_status st = mpce_ctx_route(&ctx->base, fn, id, n, n, impl, &r);
+    st = mpce_ctx_route(&ctx->base, fn, id, n, n, impl, &r);
     if (st == MPCE_OK)
         *name = r.slot->impl->name;
     return st;

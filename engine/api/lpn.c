@@ -133,12 +133,8 @@ mpce_status mpce_lpn_fold(mpce_lpn *ctx, const char *impl, uint64_t c0, const ui
         return mpce_error(MPCE_ERR_ARG, "%s: n = %zu outputs overflows the address space", fn, n);
     if (n && !out)
         return mpce_error(MPCE_ERR_ARG, "%s: out is NULL", fn);
-    if (n) {
-        uintptr_t t0 = (uintptr_t)table, t1 = t0 + k * 16;
-        uintptr_t o0 = (uintptr_t)out, o1 = o0 + n * 16;
-        if (o0 < t1 && t0 < o1)
-            return mpce_error(MPCE_ERR_ARG, "%s: out overlaps table; use separate buffers", fn);
-    }
+    if (n && mpce_ranges_overlap(table, k * 16, out, n * 16))
+        return mpce_error(MPCE_ERR_ARG, "%s: out overlaps table; use separate buffers", fn);
     struct lpn_args a = {.c0 = c0, .table = table, .out = out, .n = n};
     struct mpce_job job = lpn_job(&a);
     mpce_status st = mpce_ctx_route(&ctx->base, fn, job.op, n, n, impl, &job.route);

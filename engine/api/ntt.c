@@ -243,6 +243,15 @@ static mpce_status ntt_run(enum ntt_op op, mpce_ntt *ctx, const char *impl, cons
                         op != NTT_MUL ? "in" : !a ? "a" : "b");
     if (st != MPCE_OK)
         return st;
+    /* In place is fine; a shifted overlap is not (slices run in parallel). */
+    const size_t bytes = batch * ctx->l * ctx->n * sizeof(uint64_t);
+    if (batch && a != out && mpce_ranges_overlap(a, bytes, out, bytes))
+        return mpce_error(MPCE_ERR_ARG, "%s: %s and out overlap without being the same array: "
+                          "pass the same pointer to work in place, or separate arrays", fn,
+                          op == NTT_MUL ? "a" : "in");
+    if (batch && op == NTT_MUL && b != out && mpce_ranges_overlap(b, bytes, out, bytes))
+        return mpce_error(MPCE_ERR_ARG, "%s: b and out overlap without being the same array: "
+                          "pass the same pointer to work in place, or separate arrays", fn);
     struct ntt_args s = {.op = op, .ctx = ctx, .fn = fn, .a = a, .b = b, .out = out,
                          .batch = batch};
     if (batch && (st = check_inputs(&s)) != MPCE_OK)

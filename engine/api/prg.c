@@ -163,12 +163,6 @@ static mpce_status check_key_index(const char *fn, const mpce_prg *ctx, size_t k
     return MPCE_OK;
 }
 
-static int ranges_overlap(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen)
-{
-    uintptr_t pa = (uintptr_t)a, pb = (uintptr_t)b;
-    return pa < pb + blen && pb < pa + alen;
-}
-
 /* The checks of one host-pointer call; MPCE_OK or the refusal. */
 static mpce_status check_host(enum prg_op op, const mpce_prg *ctx, size_t key_index,
                               const uint8_t *in, const uint8_t *out, size_t n)
@@ -187,9 +181,9 @@ static mpce_status check_host(enum prg_op op, const mpce_prg *ctx, size_t key_in
     if (op != PRG_CTR && !in)
         return mpce_error(MPCE_ERR_ARG, "%s: %s is NULL", fn, op == PRG_MMO ? "seeds" : "in");
     if (op == PRG_ECB && in != out &&
-        ranges_overlap(in, n * MPCE_BLOCK_BYTES, out, n * MPCE_BLOCK_BYTES))
+        mpce_ranges_overlap(in, n * MPCE_BLOCK_BYTES, out, n * MPCE_BLOCK_BYTES))
         return mpce_error(MPCE_ERR_ARG, "%s: in and out overlap without being equal", fn);
-    if (op == PRG_MMO && ranges_overlap(in, n * MPCE_BLOCK_BYTES, out, n * m * MPCE_BLOCK_BYTES))
+    if (op == PRG_MMO && mpce_ranges_overlap(in, n * MPCE_BLOCK_BYTES, out, n * m * MPCE_BLOCK_BYTES))
         return mpce_error(MPCE_ERR_ARG, "%s: out overlaps seeds; use separate buffers", fn);
     return MPCE_OK;
 }

@@ -18,6 +18,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#if defined(__linux__)
+#include <sys/auxv.h>
+#endif
 
 #include <openssl/evp.h>
 
@@ -64,11 +67,31 @@ static const char *kind(mode_t mode)
 
 /* Whoever owns a file or directory can rewrite it (or its entries), so only
  * root and the user the code runs as may own what we execute or obey. */
+/* A setgid program (or one given file capabilities) runs with the invoking
+ * user's uid: that user is the one it must not trust, so only root's files
+ * are. A setuid program's own user is as trusted as the program. */
+static int trusts_only_root(void)
+{
+#if defined(__linux__)
+    return getauxval(AT_SECURE) && geteuid() == getuid();
+#else
+    return 0;
+#endif
+}
+
 static int check_owner(const struct stat *sb, const char *what, const char *path, char *why,
                        size_t len)
 {
     uid_t me = geteuid();
-    if (sb->st_uid == 0 || sb->st_uid == me)
+    if (sb->st_uid == 0)
+        return 0;
+    if (trusts_only_root())
+        return fail(why, len,
+                    "%s %s is owned by uid %u: a setgid or file-capability program trusts only "
+                    "root's files, since the user running it could change its own: run %s %s",
+                    what, path, (unsigned)sb->st_uid,
+                    S_ISLNK(sb->st_mode) ? "chown -h root" : "chown root", path);
+    if (sb->st_uid == me)
         return 0;
     return fail(why, len,
                 "%s %s is owned by uid %u, not by root or the running user (uid %u): run %s %s "

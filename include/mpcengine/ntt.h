@@ -7,7 +7,8 @@
  * Layout: a polynomial is L consecutive rows of N uint64 words (row l reduced
  * mod q_l); a batch of B polynomials is B*L*N words. Inputs outside [0, q_l)
  * are rejected before any output is written (host memory; see buffer.h for
- * device buffers). in == out is allowed. `impl` is as in prg.h.
+ * device buffers). in == out is allowed (and a == out, b == out for mul);
+ * arrays that overlap otherwise are refused. `impl` is as in prg.h.
  */
 #ifndef MPCENGINE_NTT_H
 #define MPCENGINE_NTT_H
