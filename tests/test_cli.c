@@ -416,6 +416,32 @@ static void test_list(void)
                    NULL);
 }
 
+/* --plugin-path works for every command, and a relative directory is taken
+ * from the working directory (the library itself wants absolute ones). */
+static void test_plugin_path(void)
+{
+    char plug[4200], cwd[4096], rel[8400];
+    snprintf(plug, sizeof(plug), "%s/plug", dir);
+    CU_ASSERT_FATAL(mkdir(plug, 0755) == 0);
+    char *so = tu_copy_into(GOOD_MODULE_SO, plug, 0644);
+    /* plug as seen from here: up to / and down again. */
+    CU_ASSERT_FATAL(getcwd(cwd, sizeof(cwd)) != NULL);
+    size_t used = 0;
+    for (const char *c = cwd; *c; c++)
+        if (*c == '/' && c[1])
+            used += (size_t)snprintf(rel + used, sizeof(rel) - used, "../");
+    snprintf(rel + used, sizeof(rel) - used, "%s", plug + 1);
+    CU_ASSERT_EQUAL(CLI("list", "--plugin-path", rel), 0);
+    CU_ASSERT(strstr(out_text, "prg-test-good") != NULL);
+    CU_ASSERT_EQUAL(CLI("selftest", "--plugin-path", rel), 0);
+    CU_ASSERT(strstr(out_text, "prg-test-good") != NULL);
+    CU_ASSERT_EQUAL(CLI("config", "--plugin-path", plug), 0);
+    CU_ASSERT(strstr(out_text, plug) != NULL); /* the setting, with its source */
+    unlink(so);
+    free(so);
+    rmdir(plug);
+}
+
 static void test_selftest(void)
 {
     CU_ASSERT_EQUAL(CLI("selftest"), 0);
@@ -888,6 +914,7 @@ static void test_engine_refusals(void)
 
 static const struct tu_test tests[] = {
     {"list", test_list},
+    {"--plugin-path for every command", test_plugin_path},
     {"selftest", test_selftest},
     {"help", test_help},
     {"prg", test_prg},
