@@ -852,10 +852,7 @@ static void test_warnings_printed(void)
 {
     char odd[4300];
     snprintf(odd, sizeof(odd), "%s/odd.conf", dir);
-    FILE *f = fopen(odd, "w");
-    CU_ASSERT_FATAL(f != NULL);
-    fputs("[engine]\nuser_config = no\nfrobnicate = 1\n", f);
-    fclose(f);
+    tu_write_text(odd, "[engine]\nuser_config = no\nfrobnicate = 1\n", 0644);
     const char *args[] = {"list", "--config", odd, NULL};
     CU_ASSERT_EQUAL(run_argv(args, 0), 0);
     CU_ASSERT(strstr(err_text, "mpcengine: warning: ") != NULL);

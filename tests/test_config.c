@@ -459,11 +459,8 @@ static void test_fifo_config(void)
     snprintf(conf, sizeof(conf), "%s/conf.ini", dir);
     CU_ASSERT_FATAL(mkfifo(fifo, 0666) == 0);
     CU_ASSERT_FATAL(chmod(fifo, 0666) == 0); /* past the umask */
-    FILE *f = fopen(conf, "w");
-    CU_ASSERT_FATAL(f != NULL);
-    fputs("[engine]\nthreads = 3\n", f);
-    fclose(f);
-    CU_ASSERT_FATAL(chmod(conf, 0644) == 0 && chmod(dir, 0755) == 0);
+    tu_write_text(conf, "[engine]\nthreads = 3\n", 0644);
+    CU_ASSERT_FATAL(chmod(dir, 0755) == 0);
     mpce_options opts = {.struct_size = sizeof(opts), .config_path = fifo,
                          .flags = quiet_flags};
     mpce_engine *e = NULL;
@@ -481,19 +478,13 @@ static void test_dropin_dir(void)
     char *dir = tu_temp_dir();
     char path[4096];
     snprintf(path, sizeof(path), "%s/10-threads.conf", dir);
-    FILE *f = fopen(path, "w");
-    CU_ASSERT_FATAL(f != NULL);
-    fputs("[engine]\nthreads = 3\n", f);
-    fclose(f);
+    tu_write_text(path, "[engine]\nthreads = 3\n", 0644);
     snprintf(path, sizeof(path), "%s/20-fifo.conf", dir);
     CU_ASSERT_FATAL(mkfifo(path, 0600) == 0);
     snprintf(path, sizeof(path), "%s/30-dir.conf", dir);
     CU_ASSERT_FATAL(mkdir(path, 0700) == 0);
     snprintf(path, sizeof(path), "%s/40-threads.conf", dir);
-    f = fopen(path, "w");
-    CU_ASSERT_FATAL(f != NULL);
-    fputs("[engine]\nthreads = 5\n", f);
-    fclose(f);
+    tu_write_text(path, "[engine]\nthreads = 5\n", 0644);
 
     struct log_capture log = {{0}, 0, 0};
     struct mpce_logger logger = {capture_log, &log, MPCE_LOG_DEBUG};
@@ -528,11 +519,7 @@ static void test_strict_broken_module(void)
     CU_ASSERT_FATAL(mkdtemp(dir) != NULL);
     char so[4200];
     snprintf(so, sizeof(so), "%s/junk.so", dir);
-    FILE *fp = fopen(so, "w");
-    CU_ASSERT_FATAL(fp != NULL);
-    fputs("not an ELF file\n", fp);
-    fclose(fp);
-    chmod(so, 0644);
+    tu_write_text(so, "not an ELF file\n", 0644);
     char *strict = tu_write_temp("[engine]\nstrict = yes\n");
     mpce_options opts = {.struct_size = sizeof(opts), .config_path = strict, .plugin_path = dir,
                          .flags = MPCE_OPT_NO_USER_CONFIG | MPCE_OPT_NO_ENV |

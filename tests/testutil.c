@@ -55,6 +55,15 @@ char *tu_write_temp(const char *text)
     return path;
 }
 
+void tu_write_text(const char *path, const char *text, unsigned mode)
+{
+    FILE *f = fopen(path, "w");
+    if (!f || fputs(text, f) < 0 || fclose(f) != 0 || chmod(path, (mode_t)mode) != 0) {
+        perror(path);
+        abort();
+    }
+}
+
 mpce_engine *tu_engine(int allow_variable_time)
 {
     static mpce_engine *engines[2];

@@ -38,6 +38,9 @@ char *tu_temp_dir(void);
 char *tu_copy_into(const char *src, const char *dir, unsigned mode);
 void tu_remove_dir(char *dir);
 
+/* Write text to path (created or truncated) with mode; aborts on failure. */
+void tu_write_text(const char *path, const char *text, unsigned mode);
+
 /* Run fn(arg) in a child process without root (as uid/gid 65534 when the
  * test runs as root, as is, in a child, otherwise), so unprivileged paths are
  * covered on root CI machines too. fn returns 0 for success and prints what

@@ -405,15 +405,29 @@ static int span_eq(const char *b, const char *e, const char *s)
     return strlen(s) == len && strncasecmp(b, s, len) == 0;
 }
 
+/* Whether the trimmed line [b, e) is `key = ...`. */
+static int line_sets(const char *b, const char *e, const char *key)
+{
+    if (b >= e || *b == '#' || *b == ';')
+        return 0;
+    const char *eq = memchr(b, '=', (size_t)(e - b));
+    if (!eq)
+        return 0;
+    const char *kb = b, *ke = eq;
+    trim(&kb, &ke);
+    return span_eq(kb, ke, key);
+}
+
 /*
  * iniparser keeps no line numbers, so find the line that set `key` in
- * `section` (key NULL: the section header) by scanning the text the way
- * iniparser reads it; the last assignment wins there, so it does here.
+ * `section` (key NULL: the section header; section NULL: before any header)
+ * by scanning the text the way iniparser reads it; the last assignment wins
+ * there, so it does here.
  */
 static unsigned find_line(const struct ini_file *f, const char *section, const char *key)
 {
     unsigned line = 0, found = 0;
-    int in_section = 0;
+    int in_section = section == NULL;
     const char *p = f->text;
     while (*p) {
         const char *eol = strchr(p, '\n');
@@ -423,6 +437,8 @@ static unsigned find_line(const struct ini_file *f, const char *section, const c
         const char *b = p, *e = eol;
         trim(&b, &e);
         if (b < e && *b == '[') {
+            if (section == NULL)
+                break; /* past the keys outside any section */
             const char *close = memchr(b, ']', (size_t)(e - b));
             if (close) {
                 const char *sb = b + 1, *se = close;
@@ -431,40 +447,8 @@ static unsigned find_line(const struct ini_file *f, const char *section, const c
                 if (in_section && !key)
                     found = line;
             }
-        } else if (key && in_section && b < e && *b != '#' && *b != ';') {
-            const char *eq = memchr(b, '=', (size_t)(e - b));
-            if (eq) {
-                const char *kb = b, *ke = eq;
-                trim(&kb, &ke);
-                if (span_eq(kb, ke, key))
-                    found = line;
-            }
-        }
-        p = *eol ? eol + 1 : eol;
-    }
-    return found;
-}
-
-/* The line of `key` set before any section header (0 if not found). */
-static unsigned find_line_outside(const struct ini_file *f, const char *key)
-{
-    unsigned line = 0, found = 0;
-    const char *p = f->text;
-    while (*p) {
-        const char *eol = strchr(p, '\n');
-        if (!eol)
-            eol = p + strlen(p);
-        line++;
-        const char *b = p, *e = eol;
-        trim(&b, &e);
-        if (b < e && *b == '[')
-            break;
-        const char *eq = b < e && *b != '#' && *b != ';' ? memchr(b, '=', (size_t)(e - b)) : NULL;
-        if (eq) {
-            const char *kb = b, *ke = eq;
-            trim(&kb, &ke);
-            if (span_eq(kb, ke, key))
-                found = line;
+        } else if (key && in_section && line_sets(b, e, key)) {
+            found = line;
         }
         p = *eol ? eol + 1 : eol;
     }
@@ -818,7 +802,7 @@ mpce_status mpce_config_read_file(struct mpce_config *cfg, const char *path, int
         if (d->key[i] && d->key[i][0] == ':') {
             const char *key = d->key[i] + 1;
             char exp[320];
-            unsigned line = find_line_outside(&f, key);
+            unsigned line = find_line(&f, NULL, key);
             char where[1100];
             if (line)
                 snprintf(where, sizeof(where), "%s:%u", path, line);
