@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "engine/internal.h"
@@ -466,13 +467,49 @@ static void test_fifo_config(void)
     mpce_engine *e = NULL;
     TU_ASSERT_ERROR(mpce_engine_new(&opts, &e), MPCE_ERR_CONFIG, "not a regular file");
     CU_ASSERT(tu_error_mentions("mpce_options.config_path"));
+    CU_ASSERT(!tu_error_mentions("refused")); /* a FIFO is no question of trust */
     CU_ASSERT_PTR_NULL(e);
     CU_ASSERT_EQUAL(tu_unprivileged(unprivileged_files, fifo), 0);
     tu_remove_dir(dir);
 }
 
-/* A drop-in directory: its files in name order; a directory or FIFO whose
- * name ends in .conf is skipped with a warning, the rest still applies. */
+/* A setuid-root program (real uid nobody, effective uid root) reads a
+ * configuration only root can read: the checked descriptor is reached as
+ * the effective user, as fopen would. */
+static void test_setuid_reads_root_only_file(void)
+{
+    if (geteuid() != 0) {
+        printf("\n  skipped: needs root to act as a setuid-root program");
+        return;
+    }
+    char *dir = tu_temp_dir();
+    char conf[4096];
+    snprintf(conf, sizeof(conf), "%s/engine.conf", dir);
+    tu_write_text(conf, "[engine]\nthreads = 3\n", 0600);
+    fflush(stdout);
+    pid_t pid = fork();
+    CU_ASSERT_FATAL(pid >= 0);
+    if (pid == 0) {
+        if (setresuid(65534, 0, 0) != 0)
+            _exit(2);
+        mpce_options opts = {.struct_size = sizeof(opts), .config_path = conf,
+                             .flags = quiet_flags};
+        mpce_engine *e = NULL;
+        mpce_status st = mpce_engine_new(&opts, &e);
+        if (st != MPCE_OK)
+            printf("\n  setuid child: %s", mpce_last_error());
+        fflush(stdout);
+        _exit(st == MPCE_OK ? 0 : 1);
+    }
+    int status = 0;
+    CU_ASSERT_FATAL(waitpid(pid, &status, 0) == pid);
+    CU_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    tu_remove_dir(dir);
+}
+
+/* A drop-in directory: its files in name order; a directory, FIFO or
+ * dangling link whose name ends in .conf is skipped with a warning, the rest
+ * still applies. */
 static void test_dropin_dir(void)
 {
     char *dir = tu_temp_dir();
@@ -483,6 +520,8 @@ static void test_dropin_dir(void)
     CU_ASSERT_FATAL(mkfifo(path, 0600) == 0);
     snprintf(path, sizeof(path), "%s/30-dir.conf", dir);
     CU_ASSERT_FATAL(mkdir(path, 0700) == 0);
+    snprintf(path, sizeof(path), "%s/35-dangling.conf", dir);
+    CU_ASSERT_FATAL(symlink("/nonexistent/mpcengine.conf", path) == 0);
     snprintf(path, sizeof(path), "%s/40-threads.conf", dir);
     tu_write_text(path, "[engine]\nthreads = 5\n", 0644);
 
@@ -494,9 +533,10 @@ static void test_dropin_dir(void)
     CU_ASSERT_EQUAL(mpce_config_read_dir(&cfg, dir), MPCE_OK);
     CU_ASSERT_EQUAL(cfg.threads, 5); /* the later file wins */
     CU_ASSERT_EQUAL(cfg.n_files, 2);
-    CU_ASSERT_EQUAL(log.warnings, 2);
+    CU_ASSERT_EQUAL(log.warnings, 3);
     CU_ASSERT_PTR_NOT_NULL(strstr(log.text, "20-fifo.conf: skipped: not a regular file"));
     CU_ASSERT_PTR_NOT_NULL(strstr(log.text, "30-dir.conf: skipped: not a regular file"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(log.text, "35-dangling.conf: skipped: a symbolic link"));
     mpce_config_free(&cfg);
     snprintf(path, sizeof(path), "%s/30-dir.conf", dir);
     rmdir(path);
@@ -706,6 +746,7 @@ int main(void)
         {"relative plugin_path option", test_relative_plugin_path_option},
         {"missing explicit config file", test_missing_explicit_file},
         {"a FIFO as the configuration file", test_fifo_config},
+        {"a setuid-root program reads a root-only file", test_setuid_reads_root_only_file},
         {"drop-in directory: files only", test_dropin_dir},
         {"bad options", test_bad_options},
         {"strict with a broken module", test_strict_broken_module},

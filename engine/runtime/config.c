@@ -682,10 +682,11 @@ static char *slurp(int fd, int *too_big)
     return buf;
 }
 
-/* The descriptor of the configuration file at path: for root and setuid
- * programs after the trust check, otherwise opened without blocking (a FIFO
- * must not hang the engine). -1 with errno for a missing or unreadable file;
- * -2 with why filled when the trust check refused it. */
+/* The descriptor of the configuration file at path: for root and
+ * setuid/setgid programs after the trust check, otherwise opened without
+ * blocking (a FIFO must not hang the engine). -1 with errno for a missing or
+ * unreadable file; -2 with why filled when the trust check refused it; -3
+ * with errno EISDIR or EINVAL for something that is not a file at all. */
 static int open_config(const struct mpce_config *cfg, const char *path, char *why, size_t len)
 {
     if (!cfg->privileged)
@@ -693,8 +694,29 @@ static int open_config(const struct mpce_config *cfg, const char *path, char *wh
     struct stat sb;
     if (lstat(path, &sb) != 0)
         return -1; /* missing: the caller decides whether that is fine */
+    if (!S_ISREG(sb.st_mode) && !S_ISLNK(sb.st_mode)) {
+        errno = S_ISDIR(sb.st_mode) ? EISDIR : EINVAL; /* not a trust question */
+        return -3;
+    }
     int fd = mpce_file_open_trusted(path, why, len);
     return fd >= 0 ? fd : -2;
+}
+
+static mpce_status not_a_file(const char *path, const char *origin, int is_dir)
+{
+    return mpce_error(MPCE_ERR_CONFIG, "%s (named by %s) is %s, not a regular file: name an INI "
+                      "file (an empty file means no settings)", path,
+                      origin ? origin : "the default layers",
+                      is_dir ? "a directory" : "a device or special file");
+}
+
+/* Whether name (/proc/self/fd/N) reaches the file open on fd: stat, not
+ * access(), which asks for the real uid a setuid program does not run as. */
+static int names_fd(const char *name, int fd)
+{
+    struct stat want, got;
+    return fstat(fd, &want) == 0 && stat(name, &got) == 0 && got.st_dev == want.st_dev &&
+           got.st_ino == want.st_ino;
 }
 
 /* Turn "iniparser: syntax error in FILE (LINE):\n-> TEXT\n" into one line. */
@@ -736,9 +758,11 @@ mpce_status mpce_config_read_file(struct mpce_config *cfg, const char *path, int
     char why[1024];
     int fd = open_config(cfg, path, why, sizeof(why));
     if (fd == -2)
-        return mpce_error(MPCE_ERR_CONFIG, "%s (named by %s) refused: %s (root and setuid "
-                          "programs read only configuration that no other user can change)",
-                          path, origin ? origin : "the default layers", why);
+        return mpce_error(MPCE_ERR_CONFIG, "%s (named by %s) refused: %s (root and "
+                          "setuid/setgid programs read only configuration that no other user "
+                          "can change)", path, origin ? origin : "the default layers", why);
+    if (fd == -3)
+        return not_a_file(path, origin, errno == EISDIR);
     if (fd < 0) {
         if (errno == ENOENT && !must_exist)
             return MPCE_OK;
@@ -758,11 +782,7 @@ mpce_status mpce_config_read_file(struct mpce_config *cfg, const char *path, int
                               "%s: larger than %u bytes: not a configuration file", path,
                               CONFIG_MAX_BYTES);
         if (too_big == 2)
-            return mpce_error(MPCE_ERR_CONFIG,
-                              "%s (named by %s) is %s, not a regular file: name an INI file "
-                              "(an empty file means no settings)",
-                              path, origin ? origin : "the default layers",
-                              errno == EISDIR ? "a directory" : "a device or special file");
+            return not_a_file(path, origin, errno == EISDIR);
         if (errno == ENOMEM)
             return mpce_error(MPCE_ERR_NOMEM, "out of memory reading %s", path);
         return mpce_error(MPCE_ERR_CONFIG,
@@ -777,13 +797,13 @@ mpce_status mpce_config_read_file(struct mpce_config *cfg, const char *path, int
     char fd_name[64];
     snprintf(fd_name, sizeof(fd_name), "/proc/self/fd/%d", fd);
     const char *load_name = fd_name;
-    if (access(fd_name, R_OK) != 0) {
+    if (!names_fd(fd_name, fd)) {
         if (cfg->privileged) {
             close(fd);
             free(f.text);
             return mpce_error(MPCE_ERR_CONFIG, "%s: cannot read the checked file through "
-                              "/proc/self/fd (%s): mount /proc for root and setuid programs",
-                              path, strerror(errno));
+                              "/proc/self/fd: mount /proc (root and setuid/setgid programs "
+                              "parse only the file they checked)", path);
         }
         load_name = path;
     }
@@ -840,6 +860,11 @@ mpce_status mpce_config_read_dir(struct mpce_config *cfg, const char *dir)
         /* Only files are configuration: a directory or FIFO that happens to
          * end in .conf is skipped, not a reason to refuse every setting. */
         struct stat sb;
+        if (stat(path, &sb) != 0 && errno == ENOENT) {
+            warn(cfg, "%s: skipped: a symbolic link to nothing (or removed while read): "
+                 "remove it or point it at a file", path);
+            continue;
+        }
         if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
             warn(cfg, "%s: skipped: not a regular file (%s): drop-in configuration must be "
                  "plain files", path, S_ISDIR(sb.st_mode) ? "a directory" : "a special file");
