@@ -68,6 +68,16 @@ struct mpce_host_rec {
     char plugin[64];           /* the plugin's name, or the file's while unknown */
 };
 
+/* Devices one module may declare. */
+#define MPCE_MODULE_MAX_DEVICES 16
+
+/* A device the loader refused, and why, for the implementations that name
+ * it and for strict mode. */
+struct mpce_device_fault {
+    const struct mpce_device *dev; /* as the module declared it */
+    char why[256];
+};
+
 /* A module file the loader looked at: loaded, or skipped with a reason. */
 struct mpce_module {
     char *path;                /* file, or "(built-in)" */
@@ -82,7 +92,8 @@ struct mpce_module {
     int skipped;               /* the whole module is unusable */
     int broken;                /* skipped for a fault, not a refusal (strict) */
     char reason[512];
-    char device_fault[256];    /* why its first refused device was refused */
+    struct mpce_device_fault device_faults[MPCE_MODULE_MAX_DEVICES];
+    size_t n_device_faults;
     char sha256[65];           /* of the bytes loaded; "" for built-in */
     char version[320];         /* version, and what describe() found */
 };

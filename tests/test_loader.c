@@ -28,7 +28,8 @@
 #define ALL_MODULES                                                                    \
     "good", "wrong", "noentry", "abimajor", "newminor", "short", "dupname", "probe",        \
         "implprobe", "nullop", "notiming", "bothtiming", "unknownflag", "priohigh",        \
-        "badclass", "nohost", "oldminor", "declineall", "badprim", "baddevice"
+        "badclass", "nohost", "oldminor", "declineall", "badprim", "baddevice", "onekey",       \
+        "refusem4"
 
 static const unsigned private_flags =
     MPCE_OPT_NO_USER_CONFIG | MPCE_OPT_NO_ENV | MPCE_OPT_NO_SYSTEM_CONFIG;
@@ -585,8 +586,8 @@ static void test_all_in_one_dir(void)
     CU_ASSERT_STRING_EQUAL(wrong->selftest, "fail");
     size_t passed, failed;
     TU_ASSERT_ERROR(mpce_selftest(e, NULL, &passed, &failed), MPCE_ERR_SELFTEST,
-                    "2 implementation(s) failed the self-test");
-    CU_ASSERT_EQUAL(failed, 2); /* wrong and declineall */
+                    "3 implementation(s) failed the self-test");
+    CU_ASSERT_EQUAL(failed, 3); /* wrong, declineall and onekey */
     CU_ASSERT(passed >= 8); /* soft's five, good, priohigh and oldminor */
     expect_impl_skipped(e, "badprim", "prg-test-badprim", "unknown primitive");
     mpce_engine_free(e);
@@ -665,15 +666,97 @@ static void test_refused_device(void)
     char *dir = make_dir();
     copy_module(dir, "baddevice");
     mpce_engine *e = engine_with(dir, NULL);
+    /* Its own device's reason, not the first refused device's. */
     expect_impl_skipped(e, "baddevice", "prg-test-baddevice",
-                        "its device bad0 was refused: device 'bad0': required function alloc "
-                        "is NULL");
+                        "its device bad1 was refused: a device descriptor is of the wrong "
+                        "struct_size");
     mpce_engine_free(e);
     remove_dir(dir);
     e = NULL;
     TU_ASSERT_ERROR(strict_engine_new("baddevice", &e), MPCE_ERR_PLUGIN, "mod_baddevice.so");
-    CU_ASSERT(tu_error_mentions("device 'bad0': required function alloc is NULL"));
+    CU_ASSERT(tu_error_mentions("its device bad1 was refused: a device descriptor is of the "
+                                "wrong struct_size"));
     CU_ASSERT_PTR_NULL(e);
+}
+
+/* serves() takes one-key contexts only: the mmo m = 1 records run, no ecb or
+ * ctr record does, so it has not shown it computes those: fail. */
+static void test_untested_ops_fail(void)
+{
+    char *dir = make_dir();
+    copy_module(dir, "onekey");
+    mpce_engine *e = engine_with(dir, NULL);
+    const mpce_impl_info *row = find_row(e, 1, "onekey", "prg-test-onekey");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(row);
+    CU_ASSERT_STRING_EQUAL(row->selftest, "fail");
+    expect_reason("prg-test-onekey", row->reason, "no known-answer record checked prg.ecb");
+    CU_ASSERT_STRING_EQUAL(tu_auto(e, "prg.mmo", NULL), "prg-soft-bitslice");
+    mpce_engine_free(e);
+    remove_dir(dir);
+}
+
+/* The lazy self-test of the implementation a call resolves to runs inside
+ * that call; ctx_new refusing some records writes error detail there, which
+ * a call that succeeds must not leave behind (common.h). */
+static void test_selftest_keeps_last_error(void)
+{
+    char *dir = make_dir();
+    copy_module(dir, "refusem4");
+    mpce_engine *e = engine_with(dir, NULL);
+    mpce_prg *bad;
+    CU_ASSERT_EQUAL(mpce_prg_new(e, NULL, 0, &bad), MPCE_ERR_ARG);
+    char before[1024];
+    snprintf(before, sizeof(before), "%s", mpce_last_error());
+    CU_ASSERT_EQUAL(tu_ecb_fips_c1(e, NULL), MPCE_OK); /* tests prg-test-refusem4 first */
+    CU_ASSERT_STRING_EQUAL(mpce_last_error(), before);
+    const mpce_impl_info *row = find_row(e, 0, "refusem4", "prg-test-refusem4");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(row);
+    CU_ASSERT_STRING_EQUAL(row->selftest, "pass");
+    CU_ASSERT_STRING_EQUAL(tu_auto(e, "prg.ecb", NULL), "prg-test-refusem4");
+    mpce_engine_free(e);
+    remove_dir(dir);
+}
+
+/* A module whose library is missing is told about $ORIGIN (modules load from
+ * /proc/self/fd/N); a file that is no shared object at all is not. The
+ * missing library is made by renaming mod_good's libcrypto dependency. */
+static void test_dlopen_failure_hint(void)
+{
+    char *dir = make_dir();
+    char src[4096], dst[4200];
+    snprintf(src, sizeof(src), "%s/mod_good.so", TEST_MODULE_DIR);
+    snprintf(dst, sizeof(dst), "%s/mod_nodep.so", dir);
+    FILE *f = fopen(src, "rb");
+    CU_ASSERT_FATAL(f != NULL);
+    static unsigned char buf[1 << 22];
+    size_t len = fread(buf, 1, sizeof(buf), f);
+    fclose(f);
+    CU_ASSERT_FATAL(len > 0 && len < sizeof(buf));
+    static const char want[] = "libcrypto.so.", repl[] = "libcrypzz.so.";
+    size_t renamed = 0;
+    for (size_t i = 0; i + sizeof(want) - 1 <= len; i++)
+        if (memcmp(buf + i, want, sizeof(want) - 1) == 0) {
+            memcpy(buf + i, repl, sizeof(repl) - 1);
+            renamed++;
+        }
+    if (renamed == 0) {
+        printf("\n  skipped: mod_good.so does not name libcrypto.so.N here");
+        remove_dir(dir);
+        return;
+    }
+    f = fopen(dst, "wb");
+    CU_ASSERT_FATAL(f != NULL && fwrite(buf, 1, len, f) == len && fclose(f) == 0);
+    snprintf(dst, sizeof(dst), "%s/mod_junk.so", dir);
+    tu_write_text(dst, "not an ELF file\n", 0644);
+    mpce_engine *e = engine_with(dir, NULL);
+    expect_skipped(e, "nodep", "cannot open shared object file");
+    expect_skipped(e, "nodep", "$ORIGIN in their RUNPATH does not reach their directory");
+    const mpce_impl_info *junk = find_row(e, 0, "junk", NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(junk);
+    CU_ASSERT_PTR_NOT_NULL(strstr(junk->reason, "dlopen failed"));
+    CU_ASSERT_PTR_NULL(strstr(junk->reason, "$ORIGIN"));
+    mpce_engine_free(e);
+    remove_dir(dir);
 }
 
 static void test_strict_good(void)
@@ -723,6 +806,10 @@ int main(void)
         {"strict: the first failure's reason is kept", test_strict_reason_kept},
         {"strict: good modules pass", test_strict_good},
         {"a refused device, named in the reasons", test_refused_device},
+        {"an op no record checked fails the self-test", test_untested_ops_fail},
+        {"the lazy self-test leaves mpce_last_error() alone", test_selftest_keeps_last_error},
+        {"dlopen failures: the $ORIGIN hint only for missing libraries",
+         test_dlopen_failure_hint},
         {NULL, NULL},
     };
     return tu_main("loader", tests);

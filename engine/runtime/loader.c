@@ -16,7 +16,6 @@
 #include "engine/runtime/module_file.h"
 
 #define MAX_IMPLS 256
-#define MAX_DEVICES 16
 #define MAX_NAME 63
 
 /* Does struct_size cover `field` of `type`? Checked before every read, so a
@@ -132,7 +131,7 @@ static int check_descriptor(mpce_engine *e, struct mpce_module *m, const struct 
                    d->impls ? "(more than 256)" : "but no impls array");
         return -1;
     }
-    if (d->n_devices > MAX_DEVICES || (d->n_devices && !d->devices)) {
+    if (d->n_devices > MPCE_MODULE_MAX_DEVICES || (d->n_devices && !d->devices)) {
         set_reason(m, 1, "plugin '%s' declares %zu devices %s", d->name, d->n_devices,
                    d->devices ? "(more than 16)" : "but no devices array");
         return -1;
@@ -286,8 +285,11 @@ static void check_impl(mpce_engine *e, const struct mpce_module *m, const struct
         /* A module that was not started (disabled) registered no device. */
         *dev = m->inited ? mpce_registry_device(e, im->device->name) : NULL;
         if (m->inited && (*dev == NULL || (*dev)->module != m)) {
-            snprintf(why, len, "its device %s was refused: %s", im->device->name,
-                     m->device_fault[0] ? m->device_fault : "see the module's messages");
+            const char *fault = "see the module's messages";
+            for (size_t k = 0; k < m->n_device_faults; k++)
+                if (m->device_faults[k].dev == im->device)
+                    fault = m->device_faults[k].why;
+            snprintf(why, len, "its device %s was refused: %s", im->device->name, fault);
             *dev = NULL;
             return;
         }
@@ -385,8 +387,9 @@ static mpce_status add_module(mpce_engine *e, struct mpce_module *m, mpce_plugin
         check_device(e, m, d->devices[i], why, sizeof(why));
         if (why[0]) {
             m->broken = 1;
-            if (!m->device_fault[0])
-                snprintf(m->device_fault, sizeof(m->device_fault), "%s", why);
+            struct mpce_device_fault *fault = &m->device_faults[m->n_device_faults++];
+            fault->dev = d->devices[i];
+            snprintf(fault->why, sizeof(fault->why), "%s", why);
             mpce_log(&e->log, MPCE_LOG_WARNING, NULL, "%s: skipping a device: %s", m->path, why);
             continue;
         }

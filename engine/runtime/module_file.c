@@ -445,11 +445,14 @@ static void *load_fd(int *fdp, const char *path, char *why, size_t len)
             const char *e = dlerror();
             /* The module is opened as /proc/self/fd/N: $ORIGIN in its
              * RUNPATH names /proc/self/fd, so its own libraries must be
-             * found by the system's rules. */
-            fail(why, len, "file %s: dlopen failed: %s (modules load from a checked "
-                 "descriptor, so $ORIGIN in their RUNPATH does not reach their directory: "
-                 "install the libraries they need where the dynamic linker looks)", path,
-                 e ? e : "unknown error");
+             * found by the system's rules. Said only where a library is
+             * missing: for a broken file it would send the reader astray. */
+            int missing_lib = e && strstr(e, "cannot open shared object file");
+            fail(why, len, "file %s: dlopen failed: %s%s", path, e ? e : "unknown error",
+                 missing_lib ? " (modules load from a checked descriptor, so $ORIGIN in "
+                               "their RUNPATH does not reach their directory: install the "
+                               "libraries they need where the dynamic linker looks)"
+                             : "");
             break;
         }
         int err;

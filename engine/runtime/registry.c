@@ -133,7 +133,13 @@ static void test_locked(mpce_engine *e, struct mpce_slot *s)
     if (mpce_slot_state(s) != MPCE_ST_UNTESTED)
         return;
     char why[sizeof(s->reason)];
+    /* The test runs inside whatever call needed it; what its records leave
+     * in the thread's error detail (a ctx_new that refused one) must not
+     * outlive it: its verdict goes to the slot's reason. */
+    char detail[1024];
+    snprintf(detail, sizeof(detail), "%s", mpce_last_error());
     int ok = mpce_selftest_slot(s, why, sizeof(why)) == 0;
+    mpce_error(MPCE_OK, "%s", detail);
     if (ok) {
         s->reason[0] = '\0';
     } else {
@@ -188,7 +194,8 @@ mpce_status mpce_registry_strict_check(mpce_engine *e)
                                   m->path, s->impl->name, s->reason);
         }
         return mpce_error(MPCE_ERR_PLUGIN, "strict = yes: module %s: a device was refused: %s: "
-                          "fix the plugin, or set strict = no", m->path, m->device_fault);
+                          "fix the plugin, or set strict = no", m->path,
+                          m->n_device_faults ? m->device_faults[0].why : "see the log");
     }
     /* Every self-test runs (the listing shows them all), and the later ones
      * may set error details of their own: the first failure is reported. */

@@ -29,9 +29,16 @@
  *   DECLINEALL   serves() declines every context: it checked nothing, so it
  *                must fail its self-test rather than pass untested
  *   BADPRIM      an implementation of primitive 9, which does not exist
- *   BADDEVICE    a device "bad0" without its functions, and an implementation
- *                that serves it: the device is refused, and so (saying why)
- *                is the implementation
+ *   BADDEVICE    devices "bad0" (no functions) and "bad1" (wrong struct_size),
+ *                and an implementation that serves bad1: both devices are
+ *                refused, and so, with bad1's reason, is the implementation
+ *   ONEKEY       serves() takes contexts of one key only: the mmo records with
+ *                m = 1 run, but no ecb or ctr record (they use two keys, the
+ *                record's behind a decoy) does, so it fails
+ *   REFUSEM4     ctx_new refuses four keys (as a plugin may for sizes it
+ *                lacks): the mmo m = 4 records are declined, the rest run, it
+ *                passes; the refusals write error detail during the lazy
+ *                self-test that a successful call must not leave behind
  */
 #include "config.h"
 
@@ -86,6 +93,10 @@
 #define V badprim
 #elif defined(VARIANT_BADDEVICE)
 #define V baddevice
+#elif defined(VARIANT_ONEKEY)
+#define V onekey
+#elif defined(VARIANT_REFUSEM4)
+#define V refusem4
 #else
 #error "build with one -DVARIANT_<NAME>"
 #endif
@@ -103,15 +114,28 @@ static int wrong_ecb(void *state, const struct mpce_call *call, size_t key_index
 }
 #endif
 
-#if defined(VARIANT_WRONG) || defined(VARIANT_NULLOP)
+#if defined(VARIANT_REFUSEM4)
+static int refuse_m4(void *module, const uint8_t *keys, size_t m, void **state)
+{
+    return m == 4 ? MPCE_ERR_NOIMPL : evp_prg_ctx_new(module, keys, m, state);
+}
+#define VARIANT_CTX_NEW refuse_m4
+#else
+#define VARIANT_CTX_NEW evp_prg_ctx_new
+#endif
+
+#if defined(VARIANT_WRONG) || defined(VARIANT_NULLOP) || defined(VARIANT_REFUSEM4)
 static const struct mpce_prg_ops variant_ops = {
     .struct_size = sizeof(struct mpce_prg_ops),
-    .ctx_new = evp_prg_ctx_new,
+    .ctx_new = VARIANT_CTX_NEW,
 #if defined(VARIANT_WRONG)
     .ctx_free = evp_prg_ctx_free,
     .ecb = wrong_ecb,
-#else
+#elif defined(VARIANT_NULLOP)
     .ctx_free = NULL,
+    .ecb = evp_prg_ecb,
+#else
+    .ctx_free = evp_prg_ctx_free,
     .ecb = evp_prg_ecb,
 #endif
     .mmo = evp_prg_mmo,
@@ -161,6 +185,16 @@ static int decline_all(void *module_state, const struct mpce_params *params,
     return 1;
 }
 #define IMPL_SERVES decline_all
+#elif defined(VARIANT_ONEKEY)
+static int one_key(void *module_state, const struct mpce_params *params,
+                   const struct mpce_shape *shape, char *why, size_t why_len)
+{
+    if (params->prg_keys == 1)
+        return 0;
+    snprintf(why, why_len, "serves contexts of one key only");
+    return 1;
+}
+#define IMPL_SERVES one_key
 #else
 #define IMPL_SERVES NULL
 #endif
@@ -177,11 +211,15 @@ static int impl_probe(void *module_state, char *why, size_t why_len)
 #endif
 
 #if defined(VARIANT_BADDEVICE)
-static const struct mpce_device bad_device = {
+static const struct mpce_device bad_device0 = {
     .struct_size = sizeof(struct mpce_device),
     .name = "bad0",
 };
-static const struct mpce_device *const devices[] = {&bad_device};
+static const struct mpce_device bad_device1 = {
+    .struct_size = sizeof(struct mpce_device) + 8,
+    .name = "bad1",
+};
+static const struct mpce_device *const devices[] = {&bad_device0, &bad_device1};
 #endif
 
 /* ---- the implementation ------------------------------------------------------ */
@@ -226,7 +264,7 @@ static const struct mpce_impl impl = {
     .memory = MPCE_MEM_DEVICE,
 #elif defined(VARIANT_BADDEVICE)
     .memory = MPCE_MEM_HOST | MPCE_MEM_DEVICE,
-    .device = &bad_device,
+    .device = &bad_device1,
 #else
     .memory = MPCE_MEM_HOST,
 #endif
@@ -274,7 +312,7 @@ static const struct mpce_plugin plugin = {
     .version = "1",
     .probe = PLUGIN_PROBE,
 #if defined(VARIANT_BADDEVICE)
-    .n_devices = 1,
+    .n_devices = 2,
     .devices = devices,
 #endif
     .n_impls = 1,
