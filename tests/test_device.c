@@ -261,9 +261,10 @@ static void test_concurrent_waiters(void)
     mpce_ntt_free(ctx);
 }
 
-/* A plugin that calls host->complete and then returns 0 (not
+/* A plugin that calls host->complete and also returns 0 (not
  * MPCE_OP_PENDING) breaks the ABI; the engine still counts the call finished
- * once: its buffers are released once, not twice. */
+ * once (its buffers are released once, not twice), and a failure the
+ * completion carried is the call's status rather than lost. */
 static void test_complete_and_return(void)
 {
     mpce_ntt *ctx;
@@ -279,6 +280,11 @@ static void test_complete_and_return(void)
     CU_ASSERT_EQUAL(mpce_ntt_forward_buf(ctx, q, NULL, t, t, BATCH), MPCE_OK);
     CU_ASSERT_EQUAL(mpce_ntt_inverse_buf(ctx, q, NULL, t, a, BATCH), MPCE_OK);
     CU_ASSERT_EQUAL(mpce_queue_wait(q), MPCE_OK);
+    complete_and_return();
+    fail_after(0, "ntt.inverse");
+    TU_ASSERT_ERROR(mpce_ntt_inverse_buf(ctx, q, NULL, t, a, BATCH), MPCE_ERR_BACKEND,
+                    "injected failure in ntt.inverse");
+    CU_ASSERT_EQUAL(mpce_queue_wait(q), MPCE_OK); /* reported once, by the call */
     CU_ASSERT_EQUAL(a->inflight, 0);
     CU_ASSERT_EQUAL(t->inflight, 0);
     if (a->inflight != 0 || t->inflight != 0)

@@ -35,7 +35,7 @@ static void buffer_release(struct mpce_buffer *b)
     pthread_mutex_unlock(&b->lock);
 }
 
-void mpce_completion_signal(struct mpce_completion *c, int status, const char *message)
+int mpce_completion_signal(struct mpce_completion *c, int status, const char *message)
 {
     /* One-shot: a plugin that completes a call and also returns its status
      * must not release the buffers twice. */
@@ -44,7 +44,7 @@ void mpce_completion_signal(struct mpce_completion *c, int status, const char *m
     c->claimed = 1;
     pthread_mutex_unlock(&c->lock);
     if (!first)
-        return;
+        return 0;
     /* Buffers first: once done is set the waiter may free c. */
     for (unsigned i = 0; i < c->nbufs; i++)
         buffer_release(c->bufs[i]);
@@ -56,6 +56,21 @@ void mpce_completion_signal(struct mpce_completion *c, int status, const char *m
     c->done = 1;
     pthread_cond_broadcast(&c->cond);
     pthread_mutex_unlock(&c->lock);
+    return 1;
+}
+
+mpce_status mpce_completion_returned(struct mpce_completion *c, int rc,
+                                     mpce_status (*status_of)(struct mpce_completion *, int))
+{
+    if (mpce_completion_signal(c, rc, NULL))
+        return rc == 0 ? MPCE_OK : status_of(c, rc);
+    mpce_status signalled = mpce_completion_wait(c);
+    return rc != 0 ? status_of(c, rc) : signalled;
+}
+
+mpce_status mpce_completion_op_status(struct mpce_completion *c, int rc)
+{
+    return mpce_op_status(c->slot, c->what, rc);
 }
 
 mpce_status mpce_completion_wait(struct mpce_completion *c)
@@ -118,7 +133,9 @@ static mpce_status run_async(const struct mpce_job *job)
     struct mpce_call call = mpce_host_call;
     call.done = &c;
     int rc = job->slice(job, &call, 0, 1);
-    mpce_status st = rc == MPCE_OP_PENDING ? mpce_completion_wait(&c) : mpce_op_status(slot, op, rc);
+    mpce_status st = rc == MPCE_OP_PENDING
+                         ? mpce_completion_wait(&c)
+                         : mpce_completion_returned(&c, rc, mpce_completion_op_status);
     mpce_completion_destroy(&c);
     return st;
 }

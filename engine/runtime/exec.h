@@ -51,8 +51,20 @@ void mpce_completion_init(struct mpce_completion *c, const struct mpce_slot *slo
 /* Wait, then the status with the detail set when it failed. */
 mpce_status mpce_completion_wait(struct mpce_completion *c);
 void mpce_completion_destroy(struct mpce_completion *c);
-/* host->complete (runtime/host.c calls it). */
-void mpce_completion_signal(struct mpce_completion *c, int status, const char *message);
+/* host->complete (runtime/host.c calls it). 1 if this was the first signal
+ * (later ones are ignored), else 0. */
+int mpce_completion_signal(struct mpce_completion *c, int status, const char *message);
+
+/* An op returned rc, not MPCE_OP_PENDING: it has finished. Signals c for it
+ * (releasing its buffers). If the plugin signalled c anyway (breaking the
+ * ABI), waits until that signal is done, since c must outlive it, and a
+ * failure the plugin reported there counts. The status: status_of(c, rc),
+ * or the plugin's signal's when rc is 0. */
+mpce_status mpce_completion_returned(struct mpce_completion *c, int rc,
+                                     mpce_status (*status_of)(struct mpce_completion *, int));
+
+/* mpce_op_status for the op c was made for: a status_of for ops. */
+mpce_status mpce_completion_op_status(struct mpce_completion *c, int rc);
 
 /* A plugin's return code for op on slot as a status, the detail naming the
  * implementation and carrying what the plugin said; MPCE_OK for 0. */

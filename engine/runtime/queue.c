@@ -284,16 +284,10 @@ static mpce_status settle(mpce_queue *q, struct mpce_completion *c, int rc,
         pthread_mutex_unlock(&q->lock);
         return MPCE_OK;
     }
-    mpce_status st = rc == 0 ? MPCE_OK : status_of(c, rc);
-    mpce_completion_signal(c, 0, NULL); /* releases the buffers */
+    mpce_status st = mpce_completion_returned(c, rc, status_of);
     mpce_completion_destroy(c);
     free(c);
     return st;
-}
-
-static mpce_status op_status_of(struct mpce_completion *c, int rc)
-{
-    return mpce_op_status(c->slot, c->what, rc);
 }
 
 mpce_status mpce_job_submit(mpce_queue *q, struct mpce_ctx *ctx, const struct mpce_job *job,
@@ -317,7 +311,7 @@ mpce_status mpce_job_submit(mpce_queue *q, struct mpce_ctx *ctx, const struct mp
     int rc = job->slice(job, &call, 0, 1);
     if (rc == MPCE_OP_PENDING && !(slot->flags & MPCE_IMPL_ASYNC))
         rc = MPCE_ERR_BACKEND; /* it will never complete through us */
-    return settle(q, c, rc, op_status_of);
+    return settle(q, c, rc, mpce_completion_op_status);
 }
 
 /* ---- copies --------------------------------------------------------------------- */

@@ -110,10 +110,13 @@ static int call(struct run *r, enum mpce_op_id id, void **argv, unsigned argc)
     }
     mpce_status st = mpce_op_call(id, r->ops, argv, argc, &ret);
     if (async) {
-        if (st == MPCE_OK && ret == MPCE_OP_PENDING)
-            ret = mpce_completion_wait(&done) == MPCE_OK ? 0 : MPCE_ERR_BACKEND;
-        else if (st == MPCE_OK && ret != 0)
-            mpce_op_status(r->slot, name, ret);
+        if (st == MPCE_OK) {
+            mpce_status fin = ret == MPCE_OP_PENDING
+                                  ? mpce_completion_wait(&done)
+                                  : mpce_completion_returned(&done, ret, mpce_completion_op_status);
+            if (ret == MPCE_OP_PENDING || ret == 0)
+                ret = fin == MPCE_OK ? 0 : MPCE_ERR_BACKEND;
+        }
         mpce_completion_destroy(&done);
         r->call.done = NULL;
     } else if (st == MPCE_OK && ret != 0) {

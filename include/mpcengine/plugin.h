@@ -120,7 +120,10 @@ struct mpce_host {
     const char *(*getenv)(const struct mpce_host *host, const char *name);
     /* Finish an op that returned MPCE_OP_PENDING, once: status 0 or an
      * mpce_status, message NULL or one line saying what went wrong (copied).
-     * An op that returns anything else has finished and must not call it. */
+     * An op that returns anything else has finished and must not call it:
+     * the engine tolerates a call made before the op returned (counted
+     * once, its failure reported), but after the return the completion may
+     * be gone. */
     void (*complete)(const struct mpce_host *host, struct mpce_completion *done, int status,
                      const char *message);
     void *host_data; /* engine private */

@@ -34,7 +34,8 @@ MPCE_API void emudev_fail_after(unsigned n, const char *op);
 
 /* Breaks the ABI once, as a buggy plugin would: the next call that carries
  * a completion runs at once, calls host->complete and then returns 0
- * instead of MPCE_OP_PENDING. The engine must count it finished once. */
+ * instead of MPCE_OP_PENDING. The engine must count it finished once and
+ * report a failure the completion carried. */
 MPCE_API void emudev_complete_and_return_once(void);
 
 /* For dlsym. */
