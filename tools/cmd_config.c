@@ -12,15 +12,16 @@
 #include "tools/cli_io.h"
 
 const char cli_usage_config[] =
-    "usage: mpcengine config [--json] [--config FILE]\n"
+    "usage: mpcengine config [--json] [--config FILE] [--plugin-path DIRS]\n"
     "  The effective configuration: the files read, in order; every setting with\n"
     "  the file and line (or variable, or \"default\") that set it; and, per\n"
     "  operation and size class (tiny < 64, small < 4096, medium < 262144 units,\n"
     "  large), the implementation \"auto\" runs, the order it tries them in and\n"
     "  what decided (a pin or the priorities). A context whose parameters an\n"
     "  implementation does not serve moves on down the order.\n"
-    "  --json          one object with keys files, settings (section, key, value,\n"
-    "                  source) and routes (op, size_class, impl, order, source)\n"
+    "  --json             one object with keys files, settings (section, key,\n"
+    "                     value, source) and routes (op, size_class, impl, order,\n"
+    "                     source)\n"
     "  --config FILE      read FILE instead of the administrator's engine.conf\n"
     "  --plugin-path DIRS module directories, ':'-separated, replacing plugin_path\n"
     "  --help             show this text\n";

@@ -280,19 +280,21 @@ mpce_status mpce_config_info(mpce_engine *engine, const char *const **files, siz
         return st;
     const struct mpce_config *c = &e->cfg;
     pthread_mutex_lock(&e->lock);
-    /* The configuration never changes after the engine starts. */
+    /* The configuration never changes after the engine starts: the rows are
+     * filled once, and only read after (callers read them without the lock). */
     mpce_setting_info *s = (mpce_setting_info *)e->config_rows;
-    if (s == NULL)
-        e->config_rows = s = mpce_engine_keep(e, (c->n_settings + 1) * sizeof(*s));
-    if (s == NULL) {
-        st = mpce_error(MPCE_ERR_NOMEM, "out of memory listing the configuration");
-    } else {
+    if (s == NULL && (s = mpce_engine_keep(e, (c->n_settings + 1) * sizeof(*s))) != NULL) {
         for (size_t i = 0; i < c->n_settings; i++) {
             s[i].section = c->settings[i].section;
             s[i].key = c->settings[i].key;
             s[i].value = c->settings[i].value;
             s[i].source = c->settings[i].source;
         }
+        e->config_rows = s;
+    }
+    if (s == NULL) {
+        st = mpce_error(MPCE_ERR_NOMEM, "out of memory listing the configuration");
+    } else {
         *files = (const char *const *)c->files;
         *nfiles = c->n_files;
         *settings = s;

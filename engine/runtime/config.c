@@ -1018,7 +1018,7 @@ mpce_status mpce_config_load(struct mpce_config *cfg, const mpce_options *opts,
     if (st == MPCE_OK) {
         if (config_path)
             st = mpce_config_read_file(cfg, config_path, 1,
-                                       "mpce_options.config_path, or mpcengine --config");
+                                       "mpce_options.config_path (mpcengine --config)");
         else if (env_conf && *env_conf)
             st = mpce_config_read_file(cfg, env_conf, 1, "MPCENGINE_CONF");
         else if (!(flags & MPCE_OPT_NO_SYSTEM_CONFIG)) {
@@ -1047,7 +1047,8 @@ mpce_status mpce_config_load(struct mpce_config *cfg, const mpce_options *opts,
 
     if (st == MPCE_OK && plugin_path) {
         char where[1100];
-        snprintf(where, sizeof(where), "mpce_options.plugin_path = %.1000s", plugin_path);
+        snprintf(where, sizeof(where), "mpce_options.plugin_path (mpcengine --plugin-path) = %.1000s",
+                 plugin_path);
         st = set_plugin_dirs(cfg, plugin_path, where);
         if (st == MPCE_OK)
             st = remember_setting(cfg, "engine", "plugin_path", plugin_path,

@@ -92,8 +92,9 @@ typedef enum mpce_log_level {
 
 /* plugin is the plugin's name for a plugin's message, NULL for the engine's.
  * Called from whichever thread noticed, possibly several at once, sometimes
- * with the engine's locks held: the callback must not call libmpcengine
- * (record the message, return). */
+ * with the engine's locks held: the callback must not call a libmpcengine
+ * function that takes an engine, context, buffer or queue (the name
+ * functions, such as mpce_log_level_name, are fine). */
 typedef void (*mpce_log_fn)(void *arg, mpce_log_level level, const char *plugin,
                             const char *message);
 

@@ -8,7 +8,7 @@
  * mod q_l); a batch of B polynomials is B*L*N words. Inputs outside [0, q_l)
  * are rejected before any output is written (host memory; see buffer.h for
  * device buffers). in == out is allowed (and a == out, b == out for mul);
- * arrays that overlap otherwise are refused. `impl` is as in prg.h.
+ * an input that overlaps out otherwise is refused. `impl` is as in prg.h.
  */
 #ifndef MPCENGINE_NTT_H
 #define MPCENGINE_NTT_H

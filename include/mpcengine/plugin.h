@@ -342,7 +342,13 @@ struct mpce_impl {
      * parameters (shape NULL: any call on it), else non-zero with the reason.
      * Asked before any state is built; answer alike for shapes of one size
      * class. Refusing a context is also possible from ctx_new with
-     * MPCE_ERR_NOIMPL. */
+     * MPCE_ERR_NOIMPL. The self-test skips the known-answer records an
+     * implementation refuses, but passes it only if every op it offers ran
+     * at least one record, so refuse no more than you must. The records
+     * cover: PRG ecb and ctr with two keys, mmo with 1, 2 and 4; NTT
+     * forward and inverse for N = 8 .. 65536, mul for N = 16, each with a
+     * modulus near 2^61 and one below 2^50; LPN logk 3 .. 19; DPF bits 8 ..
+     * 20, both groups. */
     int (*serves)(void *module_state, const struct mpce_params *params,
                   const struct mpce_shape *shape, char *why, size_t why_len);
 };
