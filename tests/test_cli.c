@@ -907,6 +907,9 @@ static void test_engine_refusals(void)
     CU_ASSERT_NOT_EQUAL(run_argv(args, 0), 0);
     CU_ASSERT(!exists("out.bin"));
     CU_ASSERT_EQUAL(leftovers(), 0);
+    /* Named as the user gave it, not as the library's option field. */
+    CU_ASSERT(strstr(err_text, "(named by --config)") != NULL);
+    CU_ASSERT(strstr(err_text, "mpce_options") == NULL);
 }
 
 static const struct tu_test tests[] = {

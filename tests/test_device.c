@@ -295,6 +295,42 @@ static void test_complete_and_return(void)
     mpce_ntt_free(ctx);
 }
 
+/* The same misbehaviour, with a failure, on the two other paths that settle
+ * a returned op: a host-pointer call on the asynchronous implementation, and
+ * its self-test (in a second engine, whose self-test has not run yet). The
+ * failure the completion carried is what each reports. */
+static void test_complete_and_return_other_paths(void)
+{
+    mpce_ntt *ctx;
+    uint64_t *in = malloc(WORDS * 8), *out = malloc(WORDS * 8);
+    CU_ASSERT_FATAL(in && out);
+    random_input(in, 8);
+    CU_ASSERT_FATAL(mpce_ntt_new(engine, N, moduli, L, &ctx) == MPCE_OK);
+    complete_and_return();
+    fail_after(0, "ntt.forward");
+    TU_ASSERT_ERROR(mpce_ntt_forward(ctx, "ntt-emudev", in, out, BATCH), MPCE_ERR_BACKEND,
+                    "emudev: injected failure in ntt.forward");
+    CU_ASSERT_EQUAL(mpce_ntt_forward(ctx, "ntt-emudev", in, out, BATCH), MPCE_OK);
+    mpce_ntt_free(ctx);
+    free(in);
+    free(out);
+
+    mpce_options opts = {
+        .struct_size = sizeof(opts),
+        .plugin_path = plugin_dir,
+        .flags = MPCE_OPT_NO_USER_CONFIG | MPCE_OPT_NO_ENV | MPCE_OPT_NO_SYSTEM_CONFIG,
+    };
+    mpce_engine *fresh = NULL;
+    CU_ASSERT_FATAL(mpce_engine_new(&opts, &fresh) == MPCE_OK);
+    complete_and_return();
+    fail_after(0, NULL);
+    size_t passed = 0, failed = 0;
+    TU_ASSERT_ERROR(mpce_selftest(fresh, "ntt-emudev", &passed, &failed), MPCE_ERR_SELFTEST,
+                    "emudev: injected failure");
+    CU_ASSERT_EQUAL(failed, 1);
+    mpce_engine_free(fresh);
+}
+
 /* Refused at submission, before anything is queued. */
 static void test_refusals(void)
 {
@@ -511,6 +547,7 @@ int main(void)
         {"an asynchronous failure surfaces on wait", test_async_error_on_wait},
         {"two threads waiting on one queue", test_concurrent_waiters},
         {"a plugin that completes and returns is counted once", test_complete_and_return},
+        {"... also on host calls and in the self-test", test_complete_and_return_other_paths},
         {"refusals at submission", test_refusals},
         {"the same calls on host buffers", test_host_buffers},
         {"host pointers on the asynchronous implementation", test_host_pointers_async},

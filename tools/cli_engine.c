@@ -88,6 +88,15 @@ void cli_engine_stop(void)
     started = 0;
 }
 
+/* The library names the option fields the command filled from its own
+ * options; a command-line user knows them by those. */
+static const struct {
+    const char *field, *option;
+} option_names[] = {
+    {"mpce_options.config_path", "--config"},
+    {"mpce_options.plugin_path", "--plugin-path (relative entries made absolute)"},
+};
+
 int cli_engine_fail(const struct cli_cmd *cmd, mpce_status status)
 {
     const char *detail = mpce_last_error();
@@ -96,8 +105,17 @@ int cli_engine_fail(const struct cli_cmd *cmd, mpce_status status)
         detail = mpce_status_name(status);
     /* One line whatever the detail holds: the message is meant for grep. */
     fprintf(stderr, "%s: ", cmd->prog);
-    for (const char *p = detail; *p != '\0'; p++)
+    for (const char *p = detail; *p != '\0'; p++) {
+        size_t k = 0, n = sizeof(option_names) / sizeof(option_names[0]);
+        while (k < n && strncmp(p, option_names[k].field, strlen(option_names[k].field)) != 0)
+            k++;
+        if (k < n) {
+            fputs(option_names[k].option, stderr);
+            p += strlen(option_names[k].field) - 1;
+            continue;
+        }
         fputc(*p == '\n' || *p == '\r' ? ' ' : *p, stderr);
+    }
     fputc('\n', stderr);
     return CLI_EXIT_ENGINE;
 }

@@ -860,12 +860,15 @@ mpce_status mpce_config_read_dir(struct mpce_config *cfg, const char *dir)
         /* Only files are configuration: a directory or FIFO that happens to
          * end in .conf is skipped, not a reason to refuse every setting. */
         struct stat sb;
-        if (stat(path, &sb) != 0 && errno == ENOENT) {
-            warn(cfg, "%s: skipped: a symbolic link to nothing (or removed while read): "
-                 "remove it or point it at a file", path);
+        const int found = stat(path, &sb) == 0;
+        if (!found && errno == ENOENT) {
+            warn(cfg, "%s: skipped: a symbolic link to nothing (or removed while read): %s",
+                 path, cfg->privileged ? "replace it with a file (root and setuid/setgid "
+                                         "programs read no links)"
+                                       : "remove it or point it at a file");
             continue;
         }
-        if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+        if (found && !S_ISREG(sb.st_mode)) {
             warn(cfg, "%s: skipped: not a regular file (%s): drop-in configuration must be "
                  "plain files", path, S_ISDIR(sb.st_mode) ? "a directory" : "a special file");
             continue;
@@ -1017,8 +1020,7 @@ mpce_status mpce_config_load(struct mpce_config *cfg, const mpce_options *opts,
     const char *env_conf = use_env ? env_get("MPCENGINE_CONF") : NULL;
     if (st == MPCE_OK) {
         if (config_path)
-            st = mpce_config_read_file(cfg, config_path, 1,
-                                       "mpce_options.config_path (mpcengine --config)");
+            st = mpce_config_read_file(cfg, config_path, 1, "mpce_options.config_path");
         else if (env_conf && *env_conf)
             st = mpce_config_read_file(cfg, env_conf, 1, "MPCENGINE_CONF");
         else if (!(flags & MPCE_OPT_NO_SYSTEM_CONFIG)) {
@@ -1047,8 +1049,7 @@ mpce_status mpce_config_load(struct mpce_config *cfg, const mpce_options *opts,
 
     if (st == MPCE_OK && plugin_path) {
         char where[1100];
-        snprintf(where, sizeof(where), "mpce_options.plugin_path (mpcengine --plugin-path) = %.1000s",
-                 plugin_path);
+        snprintf(where, sizeof(where), "mpce_options.plugin_path = %.1000s", plugin_path);
         st = set_plugin_dirs(cfg, plugin_path, where);
         if (st == MPCE_OK)
             st = remember_setting(cfg, "engine", "plugin_path", plugin_path,

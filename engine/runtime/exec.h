@@ -39,6 +39,8 @@ struct mpce_completion {
     int status;
     char message[512];
     const struct mpce_slot *slot; /* for the error message; NULL for copies */
+    const struct mpce_devrec *dev; /* the queue's device, for copies' messages (the
+                                      buffers may be gone once it is signalled) */
     char what[48];             /* "ntt.mul", "upload" */
     struct mpce_completion *next; /* in its queue */
     struct mpce_buffer *bufs[3];  /* in flight until completion */
@@ -57,9 +59,9 @@ int mpce_completion_signal(struct mpce_completion *c, int status, const char *me
 
 /* An op returned rc, not MPCE_OP_PENDING: it has finished. Signals c for it
  * (releasing its buffers). If the plugin signalled c anyway (breaking the
- * ABI), waits until that signal is done, since c must outlive it, and a
- * failure the plugin reported there counts. The status: status_of(c, rc),
- * or the plugin's signal's when rc is 0. */
+ * ABI) and claimed it first, waits until that signal is done, since c must
+ * outlive it. The status: status_of(c, rc) when rc is not 0 (what the
+ * plugin's signal said is then dropped), else the plugin's signal's. */
 mpce_status mpce_completion_returned(struct mpce_completion *c, int rc,
                                      mpce_status (*status_of)(struct mpce_completion *, int));
 

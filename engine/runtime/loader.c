@@ -286,9 +286,12 @@ static void check_impl(mpce_engine *e, const struct mpce_module *m, const struct
         *dev = m->inited ? mpce_registry_device(e, im->device->name) : NULL;
         if (m->inited && (*dev == NULL || (*dev)->module != m)) {
             const char *fault = "see the module's messages";
-            for (size_t k = 0; k < m->n_device_faults; k++)
-                if (m->device_faults[k].dev == im->device)
+            for (size_t k = 0; k < m->n_device_faults; k++) {
+                const struct mpce_device *bad = m->device_faults[k].dev;
+                if (bad == im->device || (bad && bad->name && im->device->name &&
+                                          strcmp(bad->name, im->device->name) == 0))
                     fault = m->device_faults[k].why;
+            }
             snprintf(why, len, "its device %s was refused: %s", im->device->name, fault);
             *dev = NULL;
             return;

@@ -447,7 +447,10 @@ static void *load_fd(int *fdp, const char *path, char *why, size_t len)
              * RUNPATH names /proc/self/fd, so its own libraries must be
              * found by the system's rules. Said only where a library is
              * missing: for a broken file it would send the reader astray. */
-            int missing_lib = e && strstr(e, "cannot open shared object file");
+            /* glibc words it so, translated under LC_MESSAGES, with the
+             * ENOENT text after it; either names a missing library. */
+            int missing_lib = e && (strstr(e, "cannot open shared object file") ||
+                                    strstr(e, strerror(ENOENT)));
             fail(why, len, "file %s: dlopen failed: %s%s", path, e ? e : "unknown error",
                  missing_lib ? " (modules load from a checked descriptor, so $ORIGIN in "
                                "their RUNPATH does not reach their directory: install the "

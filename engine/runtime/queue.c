@@ -260,6 +260,7 @@ static struct mpce_completion *submission(mpce_queue *q, const struct mpce_slot 
     if (c == NULL)
         return NULL;
     mpce_completion_init(c, slot, what);
+    c->dev = q->dev;
     for (unsigned i = 0; i < nbufs && i < 3; i++) {
         pthread_mutex_lock(&bufs[i]->lock);
         bufs[i]->inflight++;
@@ -318,7 +319,7 @@ mpce_status mpce_job_submit(mpce_queue *q, struct mpce_ctx *ctx, const struct mp
 
 static mpce_status copy_status_of(struct mpce_completion *c, int rc)
 {
-    const struct mpce_devrec *dev = c->bufs[0]->dev;
+    const struct mpce_devrec *dev = c->dev;
     char detail[512];
     mpce_plugin_detail_take(&dev->module->host->host, detail, sizeof(detail));
     mpce_status st = mpce_status_of_rc(rc);

@@ -121,9 +121,10 @@ struct mpce_host {
     /* Finish an op that returned MPCE_OP_PENDING, once: status 0 or an
      * mpce_status, message NULL or one line saying what went wrong (copied).
      * An op that returns anything else has finished and must not call it:
-     * the engine tolerates a call made before the op returned (counted
-     * once, its failure reported), but after the return the completion may
-     * be gone. */
+     * the engine tolerates a complete() that has returned before the op
+     * returns (counted once; if the op returns 0, a failure status it gave
+     * is the call's), but one still running, or made later, may find the
+     * completion gone. */
     void (*complete)(const struct mpce_host *host, struct mpce_completion *done, int status,
                      const char *message);
     void *host_data; /* engine private */
@@ -344,11 +345,16 @@ struct mpce_impl {
      * class. Refusing a context is also possible from ctx_new with
      * MPCE_ERR_NOIMPL. The self-test skips the known-answer records an
      * implementation refuses, but passes it only if every op it offers ran
-     * at least one record, so refuse no more than you must. The records
-     * cover: PRG ecb and ctr with two keys, mmo with 1, 2 and 4; NTT
-     * forward and inverse for N = 8 .. 65536, mul for N = 16, each with a
-     * modulus near 2^61 and one below 2^50; LPN logk 3 .. 19; DPF bits 8 ..
-     * 20, both groups. */
+     * at least one record, so refuse no more than you must. The contexts
+     * the self-test makes (q61 = 2^61 - 2^21 + 1, q50 = 1125899903827969):
+     *   PRG  ecb and ctr with 2 keys; mmo with 1, 2 and 4 keys
+     *   NTT  forward and inverse: N = 8, 16, 32 with q61 and with q50,
+     *        N = 1024, 2048, 4096 with q61; L = 2 at N = 8 and 16;
+     *        mul: N = 16 with q61 and with q50
+     *   LPN  fold: logk 3, 4, 5, 6, 8, 10 and 19
+     *   DPF  gen, eval and eval_keys: bits 8, 12, 16, 20, both groups;
+     *        evalall and evalall_range: bits 8, 12, 16
+     * (tests/vectors/ in the source tree holds the records.) */
     int (*serves)(void *module_state, const struct mpce_params *params,
                   const struct mpce_shape *shape, char *why, size_t why_len);
 };
