@@ -114,12 +114,9 @@ static void print_json_row(const mpce_bench_row *r, struct out *o)
                 r->note);
         return;
     }
-    printf("%s\n  {\"op\": ", o->rows++ ? "," : "");
-    cli_json_string(r->op);
-    printf(", \"impl\": ");
-    cli_json_string(r->impl);
-    printf(", \"shape\": ");
-    cli_json_string(r->shape);
+    const char *const names[] = {"op", r->op, "impl", r->impl, "shape", r->shape};
+    printf("%s\n  {", o->rows++ ? "," : "");
+    cli_json_fields(names, 3);
     printf(", \"median_s\": %.9g, \"min_s\": %.9g, \"max_s\": %.9g, \"unit_rate\": %.6g, "
            "\"unit\": ",
            r->median_s, r->min_s, r->max_s, r->unit_rate);
@@ -194,28 +191,13 @@ static int on_row(const mpce_bench_row *r, void *arg)
     return ferror(stdout) ? 1 : 0;
 }
 
-/* A private engine: --plugin-path must work for root too, and the global
- * engine takes no plugin path from the command line. */
-static int start(const struct cli_cmd *cmd, mpce_engine **engine)
-{
-    mpce_options opts;
-    memset(&opts, 0, sizeof(opts));
-    opts.struct_size = sizeof(opts);
-    opts.config_path = cli_value(cmd, "config");
-    int rc = cli_plugin_path(cmd, &opts.plugin_path);
-    if (rc != 0)
-        return rc;
-    mpce_status st = mpce_engine_new(&opts, engine);
-    return st == MPCE_OK ? 0 : cli_engine_fail(cmd, st);
-}
-
 int cmd_bench(int argc, char **argv)
 {
     struct cli_opt opts[] = {{"op", CLI_ARG, NULL},          {"shape", CLI_ARG, NULL},
                              {"json", 0, NULL},              {"rounds", CLI_ARG, NULL},
                              {"window-ms", CLI_ARG, NULL},   CLI_COMMON_OPTS};
     const struct cli_cmd cmd = {"mpcengine bench", cli_usage_bench, opts};
-    uint64_t rounds = 7, window_ms = 20;
+    uint64_t rounds = 0, window_ms = 0; /* 0: the harness's defaults */
     /* Rows take seconds each: show each line as it comes, also when stdout
      * is a pipe or a file (before anything is written to it). */
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -233,7 +215,7 @@ int cmd_bench(int argc, char **argv)
     bo.shape = cli_value(&cmd, "shape");
     bo.impl = cli_impl(&cmd);
     bo.rounds = (unsigned)rounds;
-    bo.window_s = (double)window_ms / 1000.0;
+    bo.window_s = (double)window_ms / 1000.0; /* 0 when absent */
 #ifdef HAVE_NTL
     bo.peers = bench_ntl_peers(&bo.n_peers);
 #else
@@ -241,12 +223,11 @@ int cmd_bench(int argc, char **argv)
     bo.n_peers = sizeof(no_ntl) / sizeof(no_ntl[0]);
 #endif
 
-    mpce_engine *engine = NULL;
-    if ((rc = start(&cmd, &engine)) != 0)
+    if ((rc = cli_engine_start(&cmd)) != 0)
         return rc;
     struct out o = {cli_value(&cmd, "json") != NULL, 0, 0};
     bo.start = on_start;
-    mpce_status st = mpce_bench_run(engine, &bo, on_row, &o);
+    mpce_status st = mpce_bench_run(NULL, &bo, on_row, &o);
     /* Refused before any row: nothing on stdout, only the message. */
     if (o.json && o.started)
         printf("%s]\n", o.rows ? "\n" : "");
@@ -258,6 +239,5 @@ int cmd_bench(int argc, char **argv)
     } else if (ferror(stdout)) {
         rc = cli_fail(&cmd, CLI_EXIT_ENGINE, "cannot write the results to stdout");
     }
-    mpce_engine_free(engine);
     return rc;
 }
