@@ -26,10 +26,9 @@ static void log_to_stderr(void *arg, mpce_log_level level, const char *plugin,
 /* MPCENGINE_LOG=debug|info|warning|error: how much of it (default warning). */
 static mpce_log_level log_level(void)
 {
-    static const char *const names[] = {"debug", "info", "warning", "error"};
     const char *v = getenv("MPCENGINE_LOG");
-    for (unsigned i = 0; v != NULL && i < sizeof(names) / sizeof(names[0]); i++)
-        if (strcmp(v, names[i]) == 0)
+    for (int i = MPCE_LOG_DEBUG; v != NULL && i <= MPCE_LOG_ERROR; i++)
+        if (strcmp(v, mpce_log_level_name((mpce_log_level)i)) == 0)
             return (mpce_log_level)i;
     return MPCE_LOG_WARNING;
 }
@@ -96,6 +95,14 @@ static const struct {
     {"mpce_options.config_path", "--config"},
     {"mpce_options.plugin_path", "--plugin-path (relative entries made absolute)"},
 };
+
+const char *cli_source_name(const char *source)
+{
+    for (size_t k = 0; k < sizeof(option_names) / sizeof(option_names[0]); k++)
+        if (strcmp(source, option_names[k].field) == 0)
+            return option_names[k].option;
+    return source;
+}
 
 int cli_engine_fail(const struct cli_cmd *cmd, mpce_status status)
 {

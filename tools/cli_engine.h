@@ -9,8 +9,9 @@
 #include "mpcengine.h"
 #include "tools/cli_args.h"
 
-/* mpce_init_with() with --config as config_path, else mpce_init().
- * Returns 0, or CLI_EXIT_ENGINE with the message printed. */
+/* mpce_init_with() with --config and --plugin-path, and the log routed to
+ * stderr (MPCENGINE_LOG sets the level). Returns 0, or CLI_EXIT_ENGINE with
+ * the message printed. */
 int cli_engine_start(const struct cli_cmd *cmd);
 
 /* --plugin-path with every relative entry made absolute against the working
@@ -24,6 +25,10 @@ void cli_engine_stop(void);
 /* Print "<prog>: <mpce_last_error()>" (or the status name when the engine
  * gave no detail) and return CLI_EXIT_ENGINE. */
 int cli_engine_fail(const struct cli_cmd *cmd, mpce_status status);
+
+/* A setting's source as the command's user knows it: "--config" for
+ * "mpce_options.config_path", and so on; other sources unchanged. */
+const char *cli_source_name(const char *source);
 
 /* The --impl value, or NULL (the engine's choice). */
 const char *cli_impl(const struct cli_cmd *cmd);

@@ -248,3 +248,11 @@ void cli_json_string(const char *s)
     }
     putchar('"');
 }
+
+void cli_json_fields(const char *const *kv, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        printf("%s\"%s\": ", i ? ", " : "", kv[2 * i]);
+        cli_json_string(kv[2 * i + 1]);
+    }
+}

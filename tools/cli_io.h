@@ -41,4 +41,8 @@ void cli_le64_encode(void *buf, size_t words);
 /* s (NULL: "") as a JSON string on stdout. */
 void cli_json_string(const char *s);
 
+/* n object members with string values, kv = {key0, value0, key1, ...}, as
+ * `"key0": "value0", "key1": ...` on stdout (no braces). */
+void cli_json_fields(const char *const *kv, size_t n);
+
 #endif

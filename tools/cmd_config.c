@@ -36,28 +36,19 @@ static void print_json(const char *const *files, size_t nfiles, const mpce_setti
     }
     printf("],\n \"settings\": [");
     for (size_t i = 0; i < nset; i++) {
-        printf("%s\n  {\"section\": ", i ? "," : "");
-        cli_json_string(set[i].section);
-        printf(", \"key\": ");
-        cli_json_string(set[i].key);
-        printf(", \"value\": ");
-        cli_json_string(set[i].value);
-        printf(", \"source\": ");
-        cli_json_string(set[i].source);
+        const char *const kv[] = {"section", set[i].section, "key",    set[i].key,
+                                  "value",   set[i].value,   "source", cli_source_name(set[i].source)};
+        printf("%s\n  {", i ? "," : "");
+        cli_json_fields(kv, 4);
         putchar('}');
     }
     printf("],\n \"routes\": [");
     for (size_t i = 0; i < nroutes; i++) {
-        printf("%s\n  {\"op\": ", i ? "," : "");
-        cli_json_string(routes[i].op);
-        printf(", \"size_class\": ");
-        cli_json_string(routes[i].size_class);
-        printf(", \"impl\": ");
-        cli_json_string(routes[i].impl);
-        printf(", \"order\": ");
-        cli_json_string(routes[i].order);
-        printf(", \"source\": ");
-        cli_json_string(routes[i].source);
+        const mpce_route_info *r = &routes[i];
+        const char *const kv[] = {"op",    r->op,    "size_class", r->size_class, "impl", r->impl,
+                                  "order", r->order, "source",     r->source};
+        printf("%s\n  {", i ? "," : "");
+        cli_json_fields(kv, 5);
         putchar('}');
     }
     printf("]}\n");
@@ -79,7 +70,7 @@ static void print_text(const char *const *files, size_t nfiles, const mpce_setti
     }
     for (size_t i = 0; i < nset; i++) {
         snprintf(line, sizeof(line), "[%s] %s = %s", set[i].section, set[i].key, set[i].value);
-        printf("  %-*s  (%s)\n", w, line, set[i].source);
+        printf("  %-*s  (%s)\n", w, line, cli_source_name(set[i].source));
     }
     int wop = 2, wimpl = 4;
     for (size_t i = 0; i < nroutes; i++) {

@@ -69,15 +69,14 @@ static void print_json(const mpce_impl_info *rows, size_t count, const char *imp
         const mpce_impl_info *r = &rows[i];
         if (!selected(r, impl))
             continue;
-        printf("%s\n  {\"plugin\": ", first ? "" : ",");
+        const char *const names[] = {"plugin", r->plugin, "primitive", r->primitive,
+                                     "impl",   r->impl,   "class",     r->impl_class};
+        const char *const state[] = {"memory", r->memory, "selftest", r->selftest,
+                                     "reason", r->reason, "path",     r->path,
+                                     "sha256", r->sha256, "version",  r->version};
+        printf("%s\n  {", first ? "" : ",");
         first = 0;
-        cli_json_string(r->plugin);
-        printf(", \"primitive\": ");
-        cli_json_string(r->primitive);
-        printf(", \"impl\": ");
-        cli_json_string(r->impl);
-        printf(", \"class\": ");
-        cli_json_string(r->impl_class);
+        cli_json_fields(names, 4);
         printf(", \"priority\": %d, \"flags\": [", r->priority);
         int nf = 0;
         for (size_t f = 0; f < NFLAGS; f++)
@@ -85,18 +84,8 @@ static void print_json(const mpce_impl_info *rows, size_t count, const char *imp
                 printf("%s", nf++ > 0 ? ", " : "");
                 cli_json_string(flag_names[f].name);
             }
-        printf("], \"memory\": ");
-        cli_json_string(r->memory);
-        printf(", \"selftest\": ");
-        cli_json_string(r->selftest);
-        printf(", \"reason\": ");
-        cli_json_string(r->reason);
-        printf(", \"path\": ");
-        cli_json_string(r->path);
-        printf(", \"sha256\": ");
-        cli_json_string(r->sha256);
-        printf(", \"version\": ");
-        cli_json_string(r->version);
+        printf("], ");
+        cli_json_fields(state, 6);
         putchar('}');
     }
     printf("%s]\n", first ? "" : "\n");

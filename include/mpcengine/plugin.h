@@ -218,8 +218,6 @@ struct mpce_host {
  * MPCE_ARG_NAMES((t, a)(u, b)) is `, a , b`. Each step expands to its text
  * and the name of the next step; the last step's name is pasted with _END,
  * which expands to nothing. */
-#define MPCE__CAT(a, b) MPCE__CAT_I(a, b)
-#define MPCE__CAT_I(a, b) a##b
 #define MPCE__END(...) MPCE__END_I(__VA_ARGS__)
 #define MPCE__END_I(...) __VA_ARGS__##_END
 #define MPCE_PARAMS(seq) MPCE__END(MPCE__PA seq)
