@@ -142,6 +142,7 @@ struct mpce_slot {
     unsigned memory;
     enum mpce_selftest_state state; /* published with release stores */
     char reason[320];               /* why skipped/failed/not selectable */
+    int broken;                     /* skipped for a fault, not a refusal (strict) */
     char note[160];                 /* load-time remark (a clamped priority) */
 };
 
@@ -251,7 +252,7 @@ mpce_status mpce_registry_add_slot(mpce_engine *e, struct mpce_module *m,
                                    const struct mpce_impl *impl, const union mpce_ops *ops,
                                    const struct mpce_devrec *dev, int priority,
                                    enum mpce_selftest_state state, const char *reason,
-                                   const char *note);
+                                   int broken, const char *note);
 mpce_status mpce_registry_add_device(mpce_engine *e, struct mpce_module *m,
                                      const struct mpce_device *dev);
 struct mpce_slot *mpce_registry_find(mpce_engine *e, const char *name);

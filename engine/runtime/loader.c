@@ -412,7 +412,8 @@ static mpce_status add_module(mpce_engine *e, struct mpce_module *m, mpce_plugin
                      m->path, im->name, why);
         }
         st = mpce_registry_add_slot(e, m, im, &ops, dev, prio,
-                                    why[0] ? MPCE_ST_SKIPPED : MPCE_ST_UNTESTED, why, note);
+                                    why[0] ? MPCE_ST_SKIPPED : MPCE_ST_UNTESTED, why, broken,
+                                    note);
     }
     return st;
 }

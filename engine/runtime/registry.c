@@ -61,7 +61,7 @@ mpce_status mpce_registry_add_slot(mpce_engine *e, struct mpce_module *m,
                                    const struct mpce_impl *impl, const union mpce_ops *ops,
                                    const struct mpce_devrec *dev, int priority,
                                    enum mpce_selftest_state state, const char *reason,
-                                   const char *note)
+                                   int broken, const char *note)
 {
     if (e->n_slots >= UINT16_MAX)
         return mpce_error(MPCE_ERR_PLUGIN, "more than %u implementations", UINT16_MAX);
@@ -91,6 +91,7 @@ mpce_status mpce_registry_add_slot(mpce_engine *e, struct mpce_module *m,
     s->memory = impl->memory;
     s->state = state;
     snprintf(s->reason, sizeof(s->reason), "%s", reason ? reason : "");
+    s->broken = broken;
     snprintf(s->note, sizeof(s->note), "%s", note ? note : "");
     e->slots[e->n_slots++] = s;
     return MPCE_OK;
@@ -186,9 +187,7 @@ mpce_status mpce_registry_strict_check(mpce_engine *e)
                               "remove or fix it, or set strict = no", m->path, m->reason);
         for (size_t j = 0; j < e->n_slots; j++) {
             const struct mpce_slot *s = e->slots[j];
-            if (s->module == m && mpce_slot_state(s) == MPCE_ST_SKIPPED && s->reason[0] &&
-                strncmp(s->reason, "not usable here", 15) != 0 &&
-                strncmp(s->reason, "disabled by", 11) != 0)
+            if (s->module == m && s->broken)
                 return mpce_error(MPCE_ERR_PLUGIN, "strict = yes: module %s: implementation %s "
                                   "was refused: %s: fix the plugin, or set strict = no",
                                   m->path, s->impl->name, s->reason);
