@@ -437,6 +437,8 @@ static void test_plugin_path(void)
     CU_ASSERT(strstr(out_text, "prg-test-good") != NULL);
     CU_ASSERT_EQUAL(CLI("config", "--plugin-path", plug), 0);
     CU_ASSERT(strstr(out_text, plug) != NULL); /* the setting, with its source */
+    CU_ASSERT(strstr(out_text, "(--plugin-path") != NULL);
+    CU_ASSERT(strstr(out_text, "mpce_options") == NULL);
     unlink(so);
     free(so);
     rmdir(plug);

@@ -299,6 +299,30 @@ static void test_pin_classes(void)
                     MPCE_ERR_CONFIG, "forward inverse mul");
 }
 
+/* [plugin.soft] enabled = no is refused with a warning where it is read;
+ * soft runs, and the configuration listing does not claim otherwise. */
+static void test_soft_cannot_be_disabled(void)
+{
+    char *conf = tu_write_temp("[plugin.soft]\nenabled = no\n");
+    struct log_capture log = {{0}, 0, 0};
+    mpce_options opts = {.struct_size = sizeof(opts), .config_path = conf,
+                         .flags = quiet_flags | MPCE_OPT_NO_PLUGINS, .log = capture_log,
+                         .log_arg = &log};
+    mpce_engine *e = NULL;
+    CU_ASSERT_EQUAL_FATAL(mpce_engine_new(&opts, &e), MPCE_OK);
+    CU_ASSERT_EQUAL(log.warnings, 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(log.text, ":2: [plugin.soft] enabled = no ignored"));
+    CU_ASSERT_EQUAL(tu_ecb_fips_c1(e, "prg-soft-bitslice"), MPCE_OK);
+    const char *const *files;
+    const mpce_setting_info *set;
+    size_t nfiles, nset;
+    CU_ASSERT_FATAL(mpce_config_info(e, &files, &nfiles, &set, &nset) == MPCE_OK);
+    for (size_t i = 0; i < nset; i++)
+        CU_ASSERT(strcmp(set[i].section, "plugin.soft") != 0);
+    mpce_engine_free(e);
+    drop(conf);
+}
+
 /* mpce_config_info: the files read and where each setting came from. */
 static void test_config_info(void)
 {
@@ -741,6 +765,7 @@ int main(void)
         {"the shipped engine.conf loads without a warning", test_shipped_conf},
         {"pins per operation and size class", test_pin_classes},
         {"effective settings and their sources", test_config_info},
+        {"the built-in soft plugin cannot be disabled", test_soft_cannot_be_disabled},
         {"MPCENGINE_FORCE", test_force_env},
         {"relative plugin_path", test_relative_plugin_path},
         {"relative plugin_path option", test_relative_plugin_path_option},

@@ -52,6 +52,10 @@ struct mpce_setting_rec {
 
 struct mpce_logger;
 
+/* The plugin built into the library. It keeps every primitive served, so
+ * the configuration cannot disable it. */
+#define MPCE_BUILTIN_PLUGIN "soft"
+
 struct mpce_config {
     char **plugin_dirs;          /* absolute directories, in search order */
     size_t n_plugin_dirs;

@@ -577,9 +577,14 @@ static mpce_status apply_plugin(struct mpce_config *cfg, const struct ini_file *
     mpce_status st = apply_bool(f, sec, key, value, &on);
     if (st != MPCE_OK)
         return st;
-    struct mpce_plugin_setting *s = plugin_setting(cfg, name);
     char loc[1024];
     where_of(loc, sizeof(loc), f, sec, key);
+    if (!on && strcmp(name, MPCE_BUILTIN_PLUGIN) == 0) {
+        warn(cfg, "%s: [%s] enabled = no ignored: the built-in %s backend cannot be disabled",
+             loc, sec, MPCE_BUILTIN_PLUGIN);
+        return MPCE_OK; /* not recorded: the listing shows what runs */
+    }
+    struct mpce_plugin_setting *s = plugin_setting(cfg, name);
     char *where = strdup(loc);
     if (!s || !where) {
         free(where);

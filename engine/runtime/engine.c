@@ -100,15 +100,7 @@ static mpce_status create(const mpce_options *opts, mpce_engine **out)
         return st;
     }
     e->threads = resolve_threads(e->cfg.threads);
-    /* The soft backend is what keeps every slot non-empty; disabling it
-     * would leave primitives without any implementation. */
-    const struct mpce_plugin_setting *soft = mpce_config_plugin(&e->cfg, "soft");
-    if (soft && !soft->enabled) {
-        mpce_log(&e->log, MPCE_LOG_WARNING, NULL, "%s: [plugin.soft] enabled = no ignored: the "
-                 "built-in soft backend cannot be disabled", soft->where ? soft->where : "");
-        ((struct mpce_plugin_setting *)soft)->enabled = 1;
-    }
-    st = mpce_loader_add_builtin(e, "soft", mpce_soft_plugin_entry);
+    st = mpce_loader_add_builtin(e, MPCE_BUILTIN_PLUGIN, mpce_soft_plugin_entry);
     if (st == MPCE_OK && !e->cfg.no_plugins)
         st = mpce_loader_load_dirs(e);
     if (st == MPCE_OK && e->cfg.strict)
