@@ -143,7 +143,7 @@ static void add_impls(struct row *r, const char *base)
             continue;
         if (!mpce_bench_slot_usable(r->e, slot, why, sizeof(why))) {
             if (r->o->impl && strcmp(r->o->impl, name) == 0)
-                skip(r, name, "not selectable: %s", why);
+                skip(r, name, "%s", why);
             continue;
         }
         if (slot->flags & MPCE_IMPL_ASYNC) {
@@ -272,8 +272,7 @@ static void add_dispatch_pair(struct row *r)
         snprintf(r->dispatch_why, sizeof(r->dispatch_why), "%.64s is not an implementation "
                  "of this engine", r->dispatch_impl);
     else if (!mpce_bench_slot_usable(r->e, slot, why, sizeof(why)))
-        snprintf(r->dispatch_why, sizeof(r->dispatch_why), "%.64s is not selectable here: %.300s",
-                 r->dispatch_impl, why);
+        snprintf(r->dispatch_why, sizeof(r->dispatch_why), "%.300s", why);
     else if (slot->flags & MPCE_IMPL_ASYNC)
         snprintf(r->dispatch_why, sizeof(r->dispatch_why), "%.64s is %s", r->dispatch_impl,
                  ASYNC_NOTE);

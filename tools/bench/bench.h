@@ -133,8 +133,9 @@ void mpce_bench_fixture_free(struct mpce_bench_fixture *f);
 
 /* ---- candidate builders ---------------------------------------------------- */
 
-/* Whether slot may be a candidate: self-tested (now, if it was not yet) and
- * passed, and allowed by policy. Otherwise 0 with why filled in. */
+/* Whether slot may be a candidate, by the rule "auto" uses
+ * (mpce_registry_usable): not skipped, allowed by policy, self-tested (now,
+ * if it was not yet) and passed. Otherwise 0 with the reason in why. */
 int mpce_bench_slot_usable(mpce_engine *e, struct mpce_slot *slot, char *why, size_t len);
 
 /* A synchronous implementation's op through its op table (engine/ops.h),

@@ -317,17 +317,10 @@ static struct impl_cand *new_cand(const struct mpce_slot *slot, const char *op,
 
 int mpce_bench_slot_usable(mpce_engine *e, struct mpce_slot *slot, char *why, size_t len)
 {
-    mpce_registry_ensure_tested(e, slot);
-    if (mpce_slot_state(slot) != MPCE_ST_PASS) {
-        snprintf(why, len, "%s", slot->reason[0] ? slot->reason : "not self-tested");
-        return 0;
-    }
-    if (!mpce_registry_allowed(e, slot)) {
-        snprintf(why, len, "variable-time: set allow_variable_time = yes in engine.conf to "
-                 "use it");
-        return 0;
-    }
-    return 1;
+    if (mpce_registry_usable(e, slot, "") == MPCE_OK)
+        return 1;
+    snprintf(why, len, "%s", mpce_last_error());
+    return 0;
 }
 
 mpce_status mpce_bench_impl_cand(const struct mpce_slot *slot, const struct mpce_bench_shape *s,
