@@ -264,6 +264,12 @@ int mpce_registry_allowed(const mpce_engine *e, const struct mpce_slot *s);
 /* Why a slot cannot be used, as a status with the detail set; MPCE_OK if it
  * can (it is tested first). `what` prefixes the message (a pin's source). */
 mpce_status mpce_registry_usable(mpce_engine *e, struct mpce_slot *s, const char *what);
+
+/* Whether s is a valid plugin, device or implementation name: 1 to
+ * MPCE_NAME_MAX of A-Z a-z 0-9 - _ . + (names appear in files, listings and
+ * messages). */
+#define MPCE_NAME_MAX 63
+int mpce_registry_valid_name(const char *s);
 /* Strict mode at creation: every module usable, every self-test passed. */
 mpce_status mpce_registry_strict_check(mpce_engine *e);
 void mpce_registry_free(mpce_engine *e);

@@ -121,19 +121,6 @@ static int parse_bool(const char *v, int *out)
     return -1;
 }
 
-static int valid_impl_name(const char *v)
-{
-    size_t len = strlen(v);
-    if (len == 0 || len > 63)
-        return 0;
-    for (size_t i = 0; i < len; i++) {
-        unsigned char c = (unsigned char)v[i];
-        if (!isalnum(c) && c != '-' && c != '_' && c != '.' && c != '+')
-            return 0;
-    }
-    return 1;
-}
-
 static int prim_index(const char *name)
 {
     for (int p = 0; p < MPCE_PRIM_COUNT; p++)
@@ -552,7 +539,7 @@ static mpce_status apply_pin(struct mpce_config *cfg, const struct ini_file *f, 
     char exp[320];
     if (check_pin_key(key, exp, sizeof(exp)) != 0)
         return bad_value(f, "pins", key, value, exp);
-    if (strcmp(value, "auto") != 0 && !valid_impl_name(value))
+    if (strcmp(value, "auto") != 0 && !mpce_registry_valid_name(value))
         return bad_value(f, "pins", key, value,
                          "auto or an implementation name from `mpcengine list`");
     char where[1024], src[1400];
@@ -605,7 +592,7 @@ static mpce_status apply_section(struct mpce_config *cfg, dictionary *d,
         kind = S_ENGINE;
     } else if (strcmp(sec, "pins") == 0) {
         kind = S_PINS;
-    } else if (strncmp(sec, "plugin.", 7) == 0 && valid_impl_name(sec + 7)) {
+    } else if (strncmp(sec, "plugin.", 7) == 0 && mpce_registry_valid_name(sec + 7)) {
         kind = S_PLUGIN;
         plugin = sec + 7;
     } else {
@@ -715,15 +702,6 @@ static mpce_status not_a_file(const char *path, const char *origin, int is_dir)
                       is_dir ? "a directory" : "a device or special file");
 }
 
-/* Whether name (/proc/self/fd/N) reaches the file open on fd: stat, not
- * access(), which asks for the real uid a setuid program does not run as. */
-static int names_fd(const char *name, int fd)
-{
-    struct stat want, got;
-    return fstat(fd, &want) == 0 && stat(name, &got) == 0 && got.st_dev == want.st_dev &&
-           got.st_ino == want.st_ino;
-}
-
 /* Turn "iniparser: syntax error in FILE (LINE):\n-> TEXT\n" into one line. */
 static mpce_status syntax_error(const char *path)
 {
@@ -800,9 +778,8 @@ mpce_status mpce_config_read_file(struct mpce_config *cfg, const char *path, int
      * by now. Without /proc only an unprivileged engine falls back to the
      * path. */
     char fd_name[64];
-    snprintf(fd_name, sizeof(fd_name), "/proc/self/fd/%d", fd);
     const char *load_name = fd_name;
-    if (!names_fd(fd_name, fd)) {
+    if (mpce_fd_proc_name(fd, fd_name) != 0) {
         if (cfg->privileged) {
             close(fd);
             free(f.text);
@@ -899,7 +876,7 @@ static mpce_status parse_force(struct mpce_config *cfg, const char *value)
             item[len] = '\0';
             item[colon - p] = '\0';
             const char *name = item + (colon - p) + 1;
-            ok = check_pin_key(item, exp, sizeof(exp)) == 0 && valid_impl_name(name);
+            ok = check_pin_key(item, exp, sizeof(exp)) == 0 && mpce_registry_valid_name(name);
             if (ok) {
                 char src[256];
                 snprintf(src, sizeof(src), "MPCENGINE_FORCE entry %s:%s", item, name);

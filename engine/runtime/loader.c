@@ -16,7 +16,6 @@
 #include "engine/runtime/module_file.h"
 
 #define MAX_IMPLS 256
-#define MAX_NAME 63
 
 /* Does struct_size cover `field` of `type`? Checked before every read, so a
  * struct shorter than the engine's is never read past its end. */
@@ -57,20 +56,6 @@ static void set_reason(struct mpce_module *m, int broken, const char *fmt, ...)
     va_end(ap);
     m->skipped = 1;
     m->broken = broken;
-}
-
-static int valid_name(const char *s)
-{
-    size_t len = s ? strnlen(s, MAX_NAME + 1) : 0;
-    if (len == 0 || len > MAX_NAME)
-        return 0;
-    for (size_t i = 0; i < len; i++) {
-        char c = s[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '-' || c == '_' || c == '.' || c == '+'))
-            return 0;
-    }
-    return 1;
 }
 
 static int name_taken(mpce_engine *e, const char *name)
@@ -116,9 +101,9 @@ static int check_descriptor(mpce_engine *e, struct mpce_module *m, const struct 
                    plugin_size(m->minor));
         return -1;
     }
-    if (!valid_name(d->name)) {
+    if (!mpce_registry_valid_name(d->name)) {
         set_reason(m, 1, "descriptor name is missing or not a plain word of at most %d "
-                   "characters [A-Za-z0-9._+-]", MAX_NAME);
+                   "characters [A-Za-z0-9._+-]", MPCE_NAME_MAX);
         return -1;
     }
     if (name_taken(e, d->name)) {
@@ -148,9 +133,9 @@ static int check_descriptor(mpce_engine *e, struct mpce_module *m, const struct 
                        im->struct_size, m->minor, impl_size(m->minor));
             return -1;
         }
-        if (!valid_name(im->name)) {
+        if (!mpce_registry_valid_name(im->name)) {
             set_reason(m, 1, "plugin '%s': impls[%zu] has no valid name (a plain word of at "
-                       "most %d characters)", d->name, i, MAX_NAME);
+                       "most %d characters)", d->name, i, MPCE_NAME_MAX);
             return -1;
         }
     }
@@ -167,7 +152,7 @@ static void check_device(mpce_engine *e, const struct mpce_module *m,
                  "mpcengine/plugin.h", dev ? "of the wrong struct_size" : "NULL");
         return;
     }
-    if (!valid_name(dev->name) || strcmp(dev->name, MPCE_MEMORY_HOST) == 0) {
+    if (!mpce_registry_valid_name(dev->name) || strcmp(dev->name, MPCE_MEMORY_HOST) == 0) {
         snprintf(why, len, "a device has no valid name (a plain word other than \"host\")");
         return;
     }

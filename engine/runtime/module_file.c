@@ -408,18 +408,22 @@ static int loaded_from(void *handle, int fd, int *err)
     return c.result;
 }
 
+int mpce_fd_proc_name(int fd, char name[64])
+{
+    struct stat want, got;
+    snprintf(name, 64, "/proc/self/fd/%d", fd);
+    if (fstat(fd, &want) != 0 || stat(name, &got) != 0)
+        return -1;
+    return got.st_dev == want.st_dev && got.st_ino == want.st_ino ? 0 : -2;
+}
+
 static void *load_fd(int *fdp, const char *path, char *why, size_t len)
 {
     const int fd = *fdp;
-    struct stat want, got;
     char name[64];
-    if (fstat(fd, &want) != 0) {
-        fail(why, len, "cannot check file %s: %s", path, strerror(errno));
-        return NULL;
-    }
     /* Loading by path again would undo the point of the descriptor. */
-    snprintf(name, sizeof(name), "/proc/self/fd/%d", fd);
-    if (stat(name, &got) != 0) {
+    int named = mpce_fd_proc_name(fd, name);
+    if (named == -1) {
         if (errno == ENOENT)
             fail(why, len, "file %s: cannot load from the checked descriptor: /proc is not "
                  "mounted: mount /proc (modules are never loaded by path)", path);
@@ -428,7 +432,7 @@ static void *load_fd(int *fdp, const char *path, char *why, size_t len)
                  strerror(errno));
         return NULL;
     }
-    if (got.st_dev != want.st_dev || got.st_ino != want.st_ino) {
+    if (named == -2) {
         fail(why, len, "file %s: cannot load from the checked descriptor: %s is not that file: "
              "mount a real procfs on /proc", path, name);
         return NULL;

@@ -27,6 +27,13 @@ int mpce_module_file_open(const char *dir, const char *name, struct mpce_module_
  * with the reason, the descriptor closed, on failure. */
 void *mpce_module_file_load(struct mpce_module_file *f, char *why, size_t why_len);
 
+/* The name /proc/self/fd/<fd> in name, and whether it reaches the file open
+ * on fd, checked by stat against fstat (not access(), which asks for the
+ * real uid a setuid program does not run as): 0; -1 with errno when either
+ * cannot be looked at (ENOENT: no /proc); -2 when it names another file (a
+ * fake /proc). */
+int mpce_fd_proc_name(int fd, char name[64]);
+
 /* Safe to call twice and after mpce_module_file_load, so error paths need
  * not track what is still open. */
 void mpce_module_file_close(struct mpce_module_file *f);

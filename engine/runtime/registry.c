@@ -57,6 +57,20 @@ const struct mpce_devrec *mpce_registry_device(const mpce_engine *e, const char 
     return NULL;
 }
 
+int mpce_registry_valid_name(const char *s)
+{
+    size_t len = s ? strnlen(s, MPCE_NAME_MAX + 1) : 0;
+    if (len == 0 || len > MPCE_NAME_MAX)
+        return 0;
+    for (size_t i = 0; i < len; i++) {
+        char c = s[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '-' || c == '_' || c == '.' || c == '+'))
+            return 0;
+    }
+    return 1;
+}
+
 mpce_status mpce_registry_add_slot(mpce_engine *e, struct mpce_module *m,
                                    const struct mpce_impl *impl, const union mpce_ops *ops,
                                    const struct mpce_devrec *dev, int priority,
