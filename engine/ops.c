@@ -39,12 +39,16 @@ enum mpce_op_id mpce_op_first(mpce_primitive prim)
     return MPCE_OP_COUNT;
 }
 
+int mpce_op_is_data(enum mpce_op_id id)
+{
+    /* Every table starts with ctx_new and ctx_free (test_abi checks it). */
+    return id < MPCE_OP_COUNT &&
+           (unsigned)id - (unsigned)mpce_op_first(mpce_op_info[id].prim) >= 2u;
+}
+
 int mpce_op_routed(enum mpce_op_id id)
 {
-    /* Every table starts with ctx_new and ctx_free (test_abi checks it); the
-     * required ops after them are the primitive's operations. */
-    return id < MPCE_OP_COUNT && mpce_op_info[id].required &&
-           (unsigned)id - (unsigned)mpce_op_first(mpce_op_info[id].prim) >= 2u;
+    return mpce_op_is_data(id) && mpce_op_info[id].required;
 }
 
 unsigned mpce_op_count_of(mpce_primitive prim)

@@ -39,8 +39,11 @@ extern const struct mpce_op_info mpce_op_info[MPCE_OP_COUNT];
 /* The first op id of a primitive, and how many it has. */
 enum mpce_op_id mpce_op_first(mpce_primitive prim);
 unsigned mpce_op_count_of(mpce_primitive prim);
+/* Whether id is a data op: any op but ctx_new and ctx_free. */
+int mpce_op_is_data(enum mpce_op_id id);
 /* Whether id is one of the operations callers make, which "auto" routes per
- * size class (the required ops other than ctx_new and ctx_free). */
+ * size class (the required data ops; optional ones such as
+ * dpf.evalall_range serve an operation's slices). */
 int mpce_op_routed(enum mpce_op_id id);
 
 /* The op id of "prim.op" ("dpf.eval"), or MPCE_OP_COUNT. */

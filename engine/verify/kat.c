@@ -178,8 +178,8 @@ int mpce_kat_hex(const struct mpce_kat_record *rec, const char *name, uint8_t **
     return 0;
 }
 
-static int parse_list(const struct mpce_kat_record *rec, const char *name, int base,
-                      uint64_t **values, size_t *count)
+int mpce_kat_u64_list(const struct mpce_kat_record *rec, const char *name, uint64_t **values,
+                      size_t *count)
 {
     const char *v = need(rec, name);
     if (!v)
@@ -197,11 +197,10 @@ static int parse_list(const struct mpce_kat_record *rec, const char *name, int b
     while (*p) {
         char *end;
         errno = 0;
-        unsigned long long x = strtoull(p, &end, base);
+        unsigned long long x = strtoull(p, &end, 10);
         if (errno || end == p || (*end != ' ' && *end != '\0') || n == cap) {
             free(arr);
-            return bad_value(rec, name, base == 10 ? "a list of decimal integers"
-                                                   : "a list of hex integers");
+            return bad_value(rec, name, "a list of decimal integers");
         }
         arr[n++] = (uint64_t)x;
         p = *end ? end + 1 : end;
@@ -209,16 +208,4 @@ static int parse_list(const struct mpce_kat_record *rec, const char *name, int b
     *values = arr;
     *count = n;
     return 0;
-}
-
-int mpce_kat_u64_list(const struct mpce_kat_record *rec, const char *name, uint64_t **values,
-                      size_t *count)
-{
-    return parse_list(rec, name, 10, values, count);
-}
-
-int mpce_kat_hex64_list(const struct mpce_kat_record *rec, const char *name, uint64_t **values,
-                        size_t *count)
-{
-    return parse_list(rec, name, 16, values, count);
 }

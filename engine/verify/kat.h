@@ -46,9 +46,6 @@ int mpce_kat_hex(const struct mpce_kat_record *rec, const char *name, uint8_t **
 /* Space-separated decimal list into a malloc'd array. */
 int mpce_kat_u64_list(const struct mpce_kat_record *rec, const char *name, uint64_t **values,
                       size_t *count);
-/* Space-separated list of big-endian hex integers (moduli_hex). */
-int mpce_kat_hex64_list(const struct mpce_kat_record *rec, const char *name, uint64_t **values,
-                        size_t *count);
 
 /* The embedded files, generated into kat_text.c. */
 struct mpce_kat_file {

@@ -673,8 +673,8 @@ int mpce_selftest_slot(const struct mpce_slot *slot, char *reason, size_t reason
     enum mpce_op_id first = mpce_op_first(slot->prim);
     for (unsigned k = 0; rc == 0 && k < mpce_op_count_of(slot->prim); k++) {
         enum mpce_op_id id = (enum mpce_op_id)(first + k);
-        int offered = mpce_op_routed(id) ||
-                      (k >= 2 && mpce_ops_fn(&slot->ops, id) != NULL); /* optional data ops */
+        /* Required ops are never NULL here: the loader refused those. */
+        int offered = mpce_op_is_data(id) && mpce_ops_fn(&slot->ops, id) != NULL;
         if (offered && !(ops_ran & ((uint64_t)1 << id))) {
             snprintf(reason, reason_len, "no known-answer record checked %s: %s declined the "
                      "parameters of every record that has one", mpce_op_info[id].name,
