@@ -459,14 +459,6 @@ mpce_status mpce_dpf_evalall(mpce_dpf *ctx, const char *impl, const mpce_dpf_key
 
 /* ---- buffers ------------------------------------------------------------------ */
 
-static mpce_status route_for(struct mpce_ctx *base, const mpce_queue *q, const char *fn,
-                             enum mpce_op_id op, uint64_t units, const char *impl,
-                             struct mpce_route *route)
-{
-    return q->dev ? mpce_ctx_route_slow(base, fn, op, units, units, impl, q->dev, route)
-                  : mpce_ctx_route(base, fn, op, units, units, impl, route);
-}
-
 mpce_status mpce_dpf_eval_buf(mpce_dpf *ctx, mpce_queue *q, const char *impl,
                               const mpce_dpf_key *key, const mpce_buffer *points,
                               size_t npoints, mpce_buffer *out)
@@ -487,7 +479,7 @@ mpce_status mpce_dpf_eval_buf(mpce_dpf *ctx, mpce_queue *q, const char *impl,
             return st;
     struct dpf_args a = {.key = &key->k, .points = pts, .out = mpce_buf_addr(out), .osz = osz};
     struct mpce_job job = eval_job(MPCE_OP_dpf_eval, &a, npoints);
-    st = route_for(&ctx->base, q, fn, job.op, npoints, impl, &job.route);
+    st = mpce_ctx_route_queue(&ctx->base, q, fn, job.op, npoints, npoints, impl, &job.route);
     if (st != MPCE_OK || npoints == 0)
         return st;
     mpce_buffer *held[2] = {out, (mpce_buffer *)points};
@@ -510,7 +502,8 @@ mpce_status mpce_dpf_evalall_buf(mpce_dpf *ctx, mpce_queue *q, const char *impl,
         return st;
     const uint64_t domain = (uint64_t)1 << ctx->bits;
     struct mpce_route route;
-    st = route_for(&ctx->base, q, fn, MPCE_OP_dpf_evalall, domain, impl, &route);
+    st = mpce_ctx_route_queue(&ctx->base, q, fn, MPCE_OP_dpf_evalall, domain, domain, impl,
+                              &route);
     if (st != MPCE_OK)
         return st;
     struct dpf_args a = {.key = &key->k, .out = mpce_buf_addr(out),

@@ -164,8 +164,7 @@ mpce_status mpce_lpn_fold_buf(mpce_lpn *ctx, mpce_queue *q, const char *impl, ui
     struct lpn_args a = {.c0 = c0, .table = mpce_buf_addr(table), .out = mpce_buf_addr(out),
                          .n = n};
     struct mpce_job job = lpn_job(&a);
-    st = q->dev ? mpce_ctx_route_slow(&ctx->base, fn, job.op, n, n, impl, q->dev, &job.route)
-                : mpce_ctx_route(&ctx->base, fn, job.op, n, n, impl, &job.route);
+    st = mpce_ctx_route_queue(&ctx->base, q, fn, job.op, n, n, impl, &job.route);
     if (st != MPCE_OK || n == 0)
         return st;
     mpce_buffer *held[2] = {out, (mpce_buffer *)table};

@@ -308,9 +308,7 @@ static mpce_status ntt_run_buf(enum ntt_op op, mpce_ntt *ctx, mpce_queue *q, con
         return st;
     struct mpce_job job = ntt_job(&s);
     const uint64_t words = (uint64_t)batch * ctx->l * ctx->n;
-    st = q->dev ? mpce_ctx_route_slow(&ctx->base, fn, job.op, batch, words, impl, q->dev,
-                                      &job.route)
-                : mpce_ctx_route(&ctx->base, fn, job.op, batch, words, impl, &job.route);
+    st = mpce_ctx_route_queue(&ctx->base, q, fn, job.op, batch, words, impl, &job.route);
     if (st != MPCE_OK || batch == 0)
         return st;
     mpce_buffer *held[3] = {out, (mpce_buffer *)a, (mpce_buffer *)b};

@@ -248,9 +248,7 @@ static mpce_status prg_run_buf(enum prg_op op, mpce_prg *ctx, mpce_queue *q, con
                          .c0 = c0,
                          .m = m};
     struct mpce_job job = prg_job(op, &a, n, m);
-    st = q->dev ? mpce_ctx_route_slow(&ctx->base, fn, job.op, n, (uint64_t)n * m, impl, q->dev,
-                                      &job.route)
-                : mpce_ctx_route(&ctx->base, fn, job.op, n, (uint64_t)n * m, impl, &job.route);
+    st = mpce_ctx_route_queue(&ctx->base, q, fn, job.op, n, (uint64_t)n * m, impl, &job.route);
     if (st != MPCE_OK || n == 0)
         return st;
     mpce_buffer *held[2] = {out, (mpce_buffer *)in};

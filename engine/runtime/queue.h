@@ -26,6 +26,17 @@ struct mpce_queue {
     pthread_mutex_t wait_lock;
 };
 
+/* The route of a call submitted to q: on a device queue, among that device's
+ * implementations. */
+static inline mpce_status mpce_ctx_route_queue(struct mpce_ctx *ctx, const mpce_queue *q,
+                                               const char *fn, enum mpce_op_id op,
+                                               uint64_t units, uint64_t elements,
+                                               const char *impl, struct mpce_route *out)
+{
+    return q->dev ? mpce_ctx_route_slow(ctx, fn, op, units, elements, impl, q->dev, out)
+                  : mpce_ctx_route(ctx, fn, op, units, elements, impl, out);
+}
+
 /* Checks shared by every *_buf call: the queue and buffers exist, belong to
  * ctx's engine and to the queue's memory kind, and each buffer holds its
  * bytes. names[i] is the argument's name for messages. */
