@@ -81,16 +81,22 @@ struct mpce_config {
 /* Defaults: the compiled-in plugin directory, every flag at its default. */
 mpce_status mpce_config_init(struct mpce_config *cfg);
 
+/* How much a file must be there: a missing one is fine (OPTIONAL), an error
+ * (REQUIRED), or, in a drop-in directory, skipped with a warning like
+ * anything there that is not a regular file (DROPIN). */
+enum mpce_conf_need { MPCE_CONF_OPTIONAL = 0, MPCE_CONF_REQUIRED = 1, MPCE_CONF_DROPIN = 2 };
+
 /*
- * Apply one INI file over cfg. A missing file is fine unless must_exist
- * (then MPCE_ERR_CONFIG naming the file and `origin`, e.g. "MPCENGINE_CONF").
+ * Apply one INI file over cfg. A missing file is handled as `need` says
+ * (REQUIRED: MPCE_ERR_CONFIG naming the file and `origin`, e.g.
+ * "MPCENGINE_CONF").
  * Unknown sections and keys are logged as warnings; malformed values fail
  * with MPCE_ERR_CONFIG "FILE:LINE: [section] key = value: expected ...". In a
  * privileged process the file and its directories must be trusted (owned by
  * root or the user, not writable by others).
  */
-mpce_status mpce_config_read_file(struct mpce_config *cfg, const char *path, int must_exist,
-                                  const char *origin);
+mpce_status mpce_config_read_file(struct mpce_config *cfg, const char *path,
+                                  enum mpce_conf_need need, const char *origin);
 
 /* Every *.conf of a drop-in directory, sorted by name; a missing directory
  * is fine, and an entry that is not a regular file (a directory, a FIFO) is

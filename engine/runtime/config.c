@@ -683,9 +683,10 @@ static int open_config(const struct mpce_config *cfg, const char *path, char *wh
 {
     if (!cfg->privileged)
         return open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-    struct stat sb;
-    if (lstat(path, &sb) != 0)
-        return -1; /* missing: the caller decides whether that is fine */
+    struct stat sb, target;
+    if (lstat(path, &sb) != 0 ||
+        (S_ISLNK(sb.st_mode) && stat(path, &target) != 0 && errno == ENOENT))
+        return -1; /* missing (or a link to nothing): the caller decides */
     if (!S_ISREG(sb.st_mode) && !S_ISLNK(sb.st_mode)) {
         errno = S_ISDIR(sb.st_mode) ? EISDIR : EINVAL; /* not a trust question */
         return -3;
@@ -735,8 +736,23 @@ static mpce_status remember_file(struct mpce_config *cfg, const char *path)
     return MPCE_OK;
 }
 
-mpce_status mpce_config_read_file(struct mpce_config *cfg, const char *path, int must_exist,
-                                  const char *origin)
+/* A drop-in entry that is no configuration: a warning, not a reason to
+ * refuse every setting. */
+static mpce_status skip_dropin(const struct mpce_config *cfg, const char *path, int err)
+{
+    if (err == ENOENT)
+        warn(cfg, "%s: skipped: a symbolic link to nothing (or removed while read): %s", path,
+             cfg->privileged ? "replace it with a file (root and setuid/setgid programs read "
+                               "no links)"
+                             : "remove it or point it at a file");
+    else
+        warn(cfg, "%s: skipped: not a regular file (%s): drop-in configuration must be plain "
+             "files", path, err == EISDIR ? "a directory" : "a special file");
+    return MPCE_OK;
+}
+
+mpce_status mpce_config_read_file(struct mpce_config *cfg, const char *path,
+                                  enum mpce_conf_need need, const char *origin)
 {
     char why[1024];
     int fd = open_config(cfg, path, why, sizeof(why));
@@ -745,9 +761,12 @@ mpce_status mpce_config_read_file(struct mpce_config *cfg, const char *path, int
                           "setuid/setgid programs read only configuration that no other user "
                           "can change)", path, origin ? origin : "the default layers", why);
     if (fd == -3)
-        return not_a_file(path, origin, errno == EISDIR);
+        return need == MPCE_CONF_DROPIN ? skip_dropin(cfg, path, errno)
+                                        : not_a_file(path, origin, errno == EISDIR);
     if (fd < 0) {
-        if (errno == ENOENT && !must_exist)
+        if (errno == ENOENT && need == MPCE_CONF_DROPIN)
+            return skip_dropin(cfg, path, ENOENT);
+        if (errno == ENOENT && need == MPCE_CONF_OPTIONAL)
             return MPCE_OK;
         return mpce_error(MPCE_ERR_CONFIG,
                           "cannot read configuration file %s: %s (named by %s): check the "
@@ -765,7 +784,8 @@ mpce_status mpce_config_read_file(struct mpce_config *cfg, const char *path, int
                               "%s: larger than %u bytes: not a configuration file", path,
                               CONFIG_MAX_BYTES);
         if (too_big == 2)
-            return not_a_file(path, origin, errno == EISDIR);
+            return need == MPCE_CONF_DROPIN ? skip_dropin(cfg, path, errno)
+                                            : not_a_file(path, origin, errno == EISDIR);
         if (errno == ENOMEM)
             return mpce_error(MPCE_ERR_NOMEM, "out of memory reading %s", path);
         return mpce_error(MPCE_ERR_CONFIG,
@@ -839,23 +859,7 @@ mpce_status mpce_config_read_dir(struct mpce_config *cfg, const char *dir)
     for (size_t i = 0; i < n && st == MPCE_OK; i++) {
         char path[4096];
         snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
-        /* Only files are configuration: a directory or FIFO that happens to
-         * end in .conf is skipped, not a reason to refuse every setting. */
-        struct stat sb;
-        const int found = stat(path, &sb) == 0;
-        if (!found && errno == ENOENT) {
-            warn(cfg, "%s: skipped: a symbolic link to nothing (or removed while read): %s",
-                 path, cfg->privileged ? "replace it with a file (root and setuid/setgid "
-                                         "programs read no links)"
-                                       : "remove it or point it at a file");
-            continue;
-        }
-        if (found && !S_ISREG(sb.st_mode)) {
-            warn(cfg, "%s: skipped: not a regular file (%s): drop-in configuration must be "
-                 "plain files", path, S_ISDIR(sb.st_mode) ? "a directory" : "a special file");
-            continue;
-        }
-        st = mpce_config_read_file(cfg, path, 0, NULL);
+        st = mpce_config_read_file(cfg, path, MPCE_CONF_DROPIN, NULL);
     }
     mpce_dir_list_free(names, n);
     return st;
@@ -912,7 +916,7 @@ static mpce_status read_user_config(struct mpce_config *cfg)
         snprintf(path, sizeof(path), "%s/.config/mpcengine/engine.conf", home);
     else
         return MPCE_OK;
-    return mpce_config_read_file(cfg, path, 0, NULL);
+    return mpce_config_read_file(cfg, path, MPCE_CONF_OPTIONAL, NULL);
 }
 
 mpce_status mpce_config_init(struct mpce_config *cfg)
@@ -1002,11 +1006,13 @@ mpce_status mpce_config_load(struct mpce_config *cfg, const mpce_options *opts,
     const char *env_conf = use_env ? env_get("MPCENGINE_CONF") : NULL;
     if (st == MPCE_OK) {
         if (config_path)
-            st = mpce_config_read_file(cfg, config_path, 1, "mpce_options.config_path");
+            st = mpce_config_read_file(cfg, config_path, MPCE_CONF_REQUIRED,
+                                       "mpce_options.config_path");
         else if (env_conf && *env_conf)
-            st = mpce_config_read_file(cfg, env_conf, 1, "MPCENGINE_CONF");
+            st = mpce_config_read_file(cfg, env_conf, MPCE_CONF_REQUIRED, "MPCENGINE_CONF");
         else if (!(flags & MPCE_OPT_NO_SYSTEM_CONFIG)) {
-            st = mpce_config_read_file(cfg, MPCE_CONFDIR "/engine.conf", 0, NULL);
+            st = mpce_config_read_file(cfg, MPCE_CONFDIR "/engine.conf", MPCE_CONF_OPTIONAL,
+                                       NULL);
             if (st == MPCE_OK)
                 st = mpce_config_read_dir(cfg, MPCE_CONFDIR "/engine.conf.d");
         }
