@@ -35,6 +35,24 @@ MPCE_API size_t mpce_dpf_key_size(unsigned bits)
     return mpce_spec_dpf_key_size(bits);
 }
 
+void mpce_dpf_key_v1_write(const struct mpce_dpf_key_v1 *k, uint8_t *buf)
+{
+    memcpy(buf, KEY_MAGIC, 4);
+    buf[4] = KEY_VERSION;
+    buf[5] = k->bits;
+    buf[6] = k->group;
+    buf[7] = k->party;
+    memcpy(buf + OFF_KL, k->kl, 16);
+    memcpy(buf + OFF_KR, k->kr, 16);
+    memcpy(buf + OFF_SEED, k->seed, 16);
+    size_t off = OFF_CW;
+    for (unsigned i = 0; i < k->bits; i++, off += 16)
+        memcpy(buf + off, k->cw_s[i], 16);
+    memcpy(buf + off, k->cw_tr, tr_bytes(k->bits));
+    off += tr_bytes(k->bits);
+    memcpy(buf + off, k->cw_out, 16);
+}
+
 MPCE_API mpce_status mpce_dpf_key_serialize(const mpce_dpf_key *key, uint8_t *buf, size_t buf_len,
                                    size_t *written)
 {
@@ -50,20 +68,7 @@ MPCE_API mpce_status mpce_dpf_key_serialize(const mpce_dpf_key *key, uint8_t *bu
                           "%s: buf_len = %zu bytes, but a key with %u domain bits needs %zu "
                           "(mpce_dpf_key_size)",
                           fn, buf_len, k->bits, need);
-    memcpy(buf, KEY_MAGIC, 4);
-    buf[4] = KEY_VERSION;
-    buf[5] = k->bits;
-    buf[6] = k->group;
-    buf[7] = k->party;
-    memcpy(buf + OFF_KL, k->kl, 16);
-    memcpy(buf + OFF_KR, k->kr, 16);
-    memcpy(buf + OFF_SEED, k->seed, 16);
-    size_t off = OFF_CW;
-    for (unsigned i = 0; i < k->bits; i++, off += 16)
-        memcpy(buf + off, k->cw_s[i], 16);
-    memcpy(buf + off, k->cw_tr, tr_bytes(k->bits));
-    off += tr_bytes(k->bits);
-    memcpy(buf + off, k->cw_out, 16);
+    mpce_dpf_key_v1_write(k, buf);
     if (written)
         *written = need;
     return MPCE_OK;

@@ -16,6 +16,10 @@ struct mpce_dpf_key {
     struct mpce_dpf_key_v1 k;
 };
 
+/* Format v1 of k into buf, which holds mpce_spec_dpf_key_size(k->bits)
+ * bytes: the layout mpce_dpf_key_serialize and the self-test both write. */
+void mpce_dpf_key_v1_write(const struct mpce_dpf_key_v1 *k, uint8_t *buf);
+
 /* A malloc'd copy of a plugin-filled key; NULL when out of memory (the
  * caller reports it). */
 mpce_dpf_key *mpce_dpf_key_wrap(const struct mpce_dpf_key_v1 *k);

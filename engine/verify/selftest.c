@@ -23,6 +23,7 @@
 #include "spec/spec.h"
 #include "engine/runtime/exec.h"
 #include "engine/verify/kat.h"
+#include "engine/spec/dpf_key.h"
 #include "engine/spec/ntt_params.h"
 #include "engine/verify/opdesc.h"
 #include "engine/verify/selftest.h"
@@ -243,12 +244,8 @@ static int openssl_ctr(const uint8_t key[16], uint8_t *out, size_t n)
     EVP_CIPHER_CTX *c = EVP_CIPHER_CTX_new();
     int ok = c && EVP_EncryptInit_ex(c, EVP_aes_128_ecb(), NULL, key, NULL) == 1 &&
              EVP_CIPHER_CTX_set_padding(c, 0) == 1;
-    for (size_t i = 0; ok && i < n; i++) {
-        uint64_t ctr = i;
-        for (int b = 0; b < 8; b++)
-            out[16 * i + b] = (uint8_t)(ctr >> (8 * b));
-        memset(out + 16 * i + 8, 0, 8);
-    }
+    for (size_t i = 0; ok && i < n; i++)
+        mpce_spec_ctr_block(i, out + 16 * i);
     /* In place, in chunks that fit the int length argument. */
     for (size_t done = 0; ok && done < n;) {
         size_t chunk = n - done < 65536 ? n - done : 65536;
@@ -483,24 +480,6 @@ static int lpn_record(struct run *r)
 
 /* ---- DPF ---------------------------------------------------------------- */
 
-static void dpf_serialize(const struct mpce_dpf_key_v1 *k, uint8_t *buf, size_t *len)
-{
-    size_t n = k->bits, p = 0, trb = (n + 7) / 8;
-    memcpy(buf, "MDPF", 4);
-    buf[4] = 1;
-    buf[5] = k->bits;
-    buf[6] = k->group;
-    buf[7] = k->party;
-    p = 8;
-    memcpy(buf + p, k->kl, 16), p += 16;
-    memcpy(buf + p, k->kr, 16), p += 16;
-    memcpy(buf + p, k->seed, 16), p += 16;
-    memcpy(buf + p, k->cw_s, 16 * n), p += 16 * n;
-    memcpy(buf + p, k->cw_tr, trb), p += trb;
-    memcpy(buf + p, k->cw_out, 16), p += 16;
-    *len = p;
-}
-
 static int dpf_record(struct run *r)
 {
     if (strcmp(r->rec->op, "dpf") != 0)
@@ -518,7 +497,7 @@ static int dpf_record(struct run *r)
         group = MPCE_DPF_U64;
     else
         return fail(r, "group is not bytes or u64");
-    size_t osz = group == MPCE_DPF_BYTES ? 16 : 8;
+    size_t osz = mpce_spec_dpf_output_size(group);
     uint8_t *kl = hex_n(r, "kL", 16), *kr = kl ? hex_n(r, "kR", 16) : NULL;
     uint8_t *s0 = kr ? hex_n(r, "seed0", 16) : NULL, *s1 = s0 ? hex_n(r, "seed1", 16) : NULL;
     uint8_t *beta = s1 ? zalloc(r, 16) : NULL;
@@ -529,7 +508,7 @@ static int dpf_record(struct run *r)
         if (!b)
             return -1;
         memcpy(beta, b, 16);
-        beta[12] &= 0xfe;
+        beta[MPCE_SPEC_DPF_TBIT_BYTE] &= 0xfe;
     } else {
         uint64_t v;
         if (u64(r, "beta_u64", &v))
@@ -537,8 +516,8 @@ static int dpf_record(struct run *r)
         for (int i = 0; i < 8; i++)
             beta[i] = (uint8_t)(v >> (8 * i));
     }
-    s0[12] &= 0xfe;
-    s1[12] &= 0xfe;
+    s0[MPCE_SPEC_DPF_TBIT_BYTE] &= 0xfe;
+    s1[MPCE_SPEC_DPF_TBIT_BYTE] &= 0xfe;
     void **sp = &r->state;
     void *nargs[] = {NULL, &bits, &group, &kl, &kr, &sp};
     r->params.dpf_bits = bits;
@@ -546,8 +525,8 @@ static int dpf_record(struct run *r)
     if (make_state(r, nargs, NARGS(nargs)) != 0)
         return -1;
     struct mpce_dpf_key_v1 *k0 = zalloc(r, sizeof(*k0)), *k1 = zalloc(r, sizeof(*k1));
-    size_t klen = 72 + 16 * (size_t)bits + (bits + 7) / 8, len;
-    uint8_t *ser = zalloc(r, klen + 16);
+    size_t klen = mpce_spec_dpf_key_size(bits);
+    uint8_t *ser = zalloc(r, klen);
     if (!k0 || !k1 || !ser)
         return fail(r, "out of memory");
     void *gargv[] = {&r->state, &r->callp, &alpha, &beta, &s0, &s1, &k0, &k1};
@@ -560,8 +539,10 @@ static int dpf_record(struct run *r)
         uint8_t *want = hex_n(r, field, klen);
         if (!want)
             return -1;
-        dpf_serialize(keys[p], ser, &len);
-        if (len != klen || memcmp(ser, want, klen) != 0) {
+        if (keys[p]->bits != bits) /* the writer sizes by the key's own n */
+            return fail(r, "gen: %s has n = %u, the context %u", field, keys[p]->bits, bits);
+        mpce_dpf_key_v1_write(keys[p], ser);
+        if (memcmp(ser, want, klen) != 0) {
             long at = first_diff(ser, want, klen, 1);
             return fail(r, "gen: serialized %s differs at byte %ld", field, at);
         }
