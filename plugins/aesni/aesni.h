@@ -26,6 +26,17 @@ struct aesni_cpu {
     int avx512ifma;
 };
 
+/* What each VAES kernel needs: one rule for its probe and for the pick of
+ * the best kernel the other primitives use. */
+static inline int aesni_cpu_vaes256(const struct aesni_cpu *c)
+{
+    return c->vaes && c->avx2;
+}
+static inline int aesni_cpu_vaes512(const struct aesni_cpu *c)
+{
+    return c->vaes && c->avx512f && c->avx512bw;
+}
+
 /* What CPUID and XCR0 say, probed once per process; thread-safe. */
 const struct aesni_cpu *aesni_cpu_raw(void);
 

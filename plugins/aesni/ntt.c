@@ -97,18 +97,24 @@ const struct mpce_ntt_ops aesni_ntt_avx512_ops = {
 
 /* ---- IFMA: q < 2^50 only ------------------------------------------------ */
 
-int aesni_ntt_ifma_serves(void *module_state, const struct mpce_params *params,
-                          const struct mpce_shape *shape, char *why, size_t why_len)
+/* 0 if IFMA can take every modulus, else 1 with the one it cannot. */
+static int ifma_refuses(const uint64_t *q, size_t l, char *why, size_t why_len)
 {
-    for (size_t i = 0; i < params->ntt_l; i++) {
-        if (params->ntt_q[i] >= AESNI_NTT_IFMA_MAX_Q) {
+    for (size_t i = 0; i < l; i++) {
+        if (q[i] >= AESNI_NTT_IFMA_MAX_Q) {
             snprintf(why, why_len,
                      "moduli[%zu] = %" PRIu64 " needs q < 2^50 for IFMA (52-bit lazy values)", i,
-                     params->ntt_q[i]);
+                     q[i]);
             return 1;
         }
     }
     return 0;
+}
+
+int aesni_ntt_ifma_serves(void *module_state, const struct mpce_params *params,
+                          const struct mpce_shape *shape, char *why, size_t why_len)
+{
+    return ifma_refuses(params->ntt_q, params->ntt_l, why, why_len);
 }
 
 /* serves() already refused larger moduli; checked again because a state
@@ -117,14 +123,10 @@ static int ifma_new(void *module, size_t n, size_t l, const uint64_t *q, const u
                     void **state)
 {
     const struct aesni_module *mod = module;
-    for (size_t i = 0; i < l; i++) {
-        if (q[i] >= AESNI_NTT_IFMA_MAX_Q) {
-            mod->host->set_error(mod->host,
-                                 "moduli[%zu] = %" PRIu64
-                                 " needs q < 2^50 for IFMA (52-bit lazy values)",
-                                 i, q[i]);
-            return MPCE_ERR_NOIMPL;
-        }
+    char why[160];
+    if (ifma_refuses(q, l, why, sizeof(why))) {
+        mod->host->set_error(mod->host, "%s", why);
+        return MPCE_ERR_NOIMPL;
     }
     return ntt_new(module, n, l, q, psi, state);
 }

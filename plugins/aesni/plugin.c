@@ -54,15 +54,13 @@ static void describe(void *module_state, char *buf, size_t len)
 static int probe_vaes256(void *module_state, char *why, size_t len)
 {
     const struct aesni_module *m = module_state;
-    return (m->cpu.vaes && m->cpu.avx2) ? 0 : refuse(m, why, len, "VAES with AVX2");
+    return aesni_cpu_vaes256(&m->cpu) ? 0 : refuse(m, why, len, "VAES with AVX2");
 }
 
 static int probe_vaes512(void *module_state, char *why, size_t len)
 {
     const struct aesni_module *m = module_state;
-    return (m->cpu.vaes && m->cpu.avx512f && m->cpu.avx512bw)
-               ? 0
-               : refuse(m, why, len, "VAES with AVX-512F/BW");
+    return aesni_cpu_vaes512(&m->cpu) ? 0 : refuse(m, why, len, "VAES with AVX-512F/BW");
 }
 
 static int probe_avx512(void *module_state, char *why, size_t len)

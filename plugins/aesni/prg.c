@@ -88,9 +88,9 @@ const struct aesni_aes_kernel *aesni_best_kernel(const struct aesni_module *modu
 {
     const struct aesni_cpu *f = &module->cpu;
 
-    if (f->vaes && f->avx512f && f->avx512bw)
+    if (aesni_cpu_vaes512(f))
         return &aesni_kernel_vaes512;
-    if (f->vaes && f->avx2)
+    if (aesni_cpu_vaes256(f))
         return &aesni_kernel_vaes256;
     return &aesni_kernel_ni;
 }
