@@ -286,7 +286,7 @@ static void test_pin_classes(void)
     CU_ASSERT_EQUAL(mpce_prg_resolve(prg, "prg-soft-ttable", "prg.ecb", 1, &name), MPCE_OK);
     CU_ASSERT_STRING_EQUAL(name, "prg-soft-ttable");
     TU_ASSERT_ERROR(mpce_prg_resolve(prg, NULL, "ntt.forward", 1, &name), MPCE_ERR_ARG,
-                    "not a PRG operation");
+                    "not a prg operation: use one of prg.ecb, prg.mmo, prg.ctr");
     mpce_prg_free(prg);
     mpce_engine_free(e);
     drop(path);

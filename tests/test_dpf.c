@@ -601,7 +601,8 @@ static void test_evalall_args(void)
     CU_ASSERT_EQUAL(mpce_dpf_resolve(big, NULL, "dpf.eval", 100, &name), MPCE_OK);
     CU_ASSERT(name != NULL && strncmp(name, "dpf-", 4) == 0);
     TU_ASSERT_ERROR(mpce_dpf_resolve(big, NULL, "ntt.forward", 1, &name), MPCE_ERR_ARG,
-                    "not a DPF operation");
+                    "not a dpf operation: use one of dpf.gen, dpf.eval, dpf.eval_keys, "
+                    "dpf.evalall");
 
     CU_ASSERT_FATAL(mpce_dpf_new(tu_engine(0), 8, MPCE_DPF_BYTES, NULL, NULL, &ctx) == MPCE_OK);
     CU_ASSERT_FATAL(mpce_dpf_gen(ctx, NULL, 5, beta, NULL, NULL, &k0, &k1) == MPCE_OK);

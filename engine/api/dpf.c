@@ -518,13 +518,11 @@ mpce_status mpce_dpf_resolve(mpce_dpf *ctx, const char *impl, const char *op, si
     static const char fn[] = "mpce_dpf_resolve";
     if (!ctx || !name)
         return mpce_error(MPCE_ERR_ARG, "%s: %s is NULL", fn, ctx ? "name" : "ctx");
-    enum mpce_op_id id = mpce_op_by_name(op);
-    if (id != MPCE_OP_dpf_gen && id != MPCE_OP_dpf_eval && id != MPCE_OP_dpf_eval_keys &&
-        id != MPCE_OP_dpf_evalall)
-        return mpce_error(MPCE_ERR_ARG, "%s: op '%.32s' is not a DPF operation: use dpf.gen, "
-                          "dpf.eval, dpf.eval_keys or dpf.evalall", fn, op ? op : "(null)");
+    enum mpce_op_id id;
+    mpce_status st = mpce_ctx_op_named(&ctx->base, fn, op, &id);
+    if (st != MPCE_OK)
+        return st;
     uint64_t n = id == MPCE_OP_dpf_gen ? 1 : units, bytes;
-    mpce_status st;
     if (id == MPCE_OP_dpf_evalall) {
         if ((st = evalall_size(fn, ctx, &bytes)) != MPCE_OK)
             return st; /* no evalall call could run on this context */

@@ -340,13 +340,12 @@ mpce_status mpce_ntt_resolve(mpce_ntt *ctx, const char *impl, const char *op, si
     static const char fn[] = "mpce_ntt_resolve";
     if (!ctx || !name)
         return mpce_error(MPCE_ERR_ARG, "%s: %s is NULL", fn, ctx ? "name" : "ctx");
-    enum mpce_op_id id = mpce_op_by_name(op);
-    if (id != MPCE_OP_ntt_forward && id != MPCE_OP_ntt_inverse && id != MPCE_OP_ntt_mul)
-        return mpce_error(MPCE_ERR_ARG, "%s: op '%.32s' is not an NTT operation: use "
-                          "ntt.forward, ntt.inverse or ntt.mul", fn, op ? op : "(null)");
+    enum mpce_op_id id;
+    mpce_status st = mpce_ctx_op_named(&ctx->base, fn, op, &id);
+    if (st != MPCE_OK)
+        return st;
     struct mpce_route r;
-    mpce_status st = mpce_ctx_route(&ctx->base, fn, id, batch,
-                                    (uint64_t)batch * ctx->l * ctx->n, impl, &r);
+    st = mpce_ctx_route(&ctx->base, fn, id, batch, (uint64_t)batch * ctx->l * ctx->n, impl, &r);
     if (st == MPCE_OK)
         *name = r.slot->impl->name;
     return st;

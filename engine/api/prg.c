@@ -279,13 +279,13 @@ mpce_status mpce_prg_resolve(mpce_prg *ctx, const char *impl, const char *op, si
     static const char fn[] = "mpce_prg_resolve";
     if (!ctx || !name)
         return mpce_error(MPCE_ERR_ARG, "%s: %s is NULL", fn, ctx ? "name" : "ctx");
-    enum mpce_op_id id = mpce_op_by_name(op);
-    if (id != MPCE_OP_prg_ecb && id != MPCE_OP_prg_mmo && id != MPCE_OP_prg_ctr)
-        return mpce_error(MPCE_ERR_ARG, "%s: op '%.32s' is not a PRG operation: use prg.ecb, "
-                          "prg.mmo or prg.ctr", fn, op ? op : "(null)");
+    enum mpce_op_id id;
+    mpce_status st = mpce_ctx_op_named(&ctx->base, fn, op, &id);
+    if (st != MPCE_OK)
+        return st;
     struct mpce_route r;
     uint64_t elements = (uint64_t)n * (id == MPCE_OP_prg_mmo ? ctx->m : 1);
-    mpce_status st = mpce_ctx_route(&ctx->base, fn, id, n, elements, impl, &r);
+    st = mpce_ctx_route(&ctx->base, fn, id, n, elements, impl, &r);
     if (st == MPCE_OK)
         *name = r.slot->impl->name;
     return st;

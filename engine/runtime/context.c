@@ -345,3 +345,20 @@ mpce_status mpce_ctx_route_slow(struct mpce_ctx *ctx, const char *fn, enum mpce_
     pthread_mutex_unlock(&ctx->lock);
     return st;
 }
+
+mpce_status mpce_ctx_op_named(const struct mpce_ctx *ctx, const char *fn, const char *op,
+                              enum mpce_op_id *id)
+{
+    *id = mpce_op_by_name(op);
+    if (*id < MPCE_OP_COUNT && mpce_op_info[*id].prim == ctx->prim && mpce_op_routed(*id))
+        return MPCE_OK;
+    char ops[200] = "";
+    size_t used = 0;
+    const enum mpce_op_id first = mpce_op_first(ctx->prim);
+    for (unsigned k = 0; k < mpce_op_count_of(ctx->prim) && used < sizeof(ops); k++)
+        if (mpce_op_routed((enum mpce_op_id)(first + k)))
+            used += (size_t)snprintf(ops + used, sizeof(ops) - used, "%s%s", used ? ", " : "",
+                                     mpce_op_info[first + k].name);
+    return mpce_error(MPCE_ERR_ARG, "%s: op '%.32s' is not a %s operation: use one of %s", fn,
+                      op ? op : "(null)", mpce_primitive_name(ctx->prim), ops);
+}

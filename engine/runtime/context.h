@@ -90,6 +90,11 @@ mpce_status mpce_ctx_route_slow(struct mpce_ctx *ctx, const char *fn, enum mpce_
                                 uint64_t units, uint64_t elements, const char *impl,
                                 const struct mpce_devrec *dev, struct mpce_route *out);
 
+/* For mpce_<prim>_resolve: the id of `op` ("prg.ecb") when it is one of the
+ * operations of ctx's primitive, else MPCE_ERR_ARG listing them. */
+mpce_status mpce_ctx_op_named(const struct mpce_ctx *ctx, const char *fn, const char *op,
+                              enum mpce_op_id *id);
+
 static inline int mpce_impl_is_auto(const char *impl)
 {
     return impl == NULL || (impl[0] == 'a' && strcmp(impl, "auto") == 0);
