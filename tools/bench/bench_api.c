@@ -32,9 +32,8 @@ struct api_cand {
     const mpce_dpf_key **key_ptrs;
 };
 
-static void teardown(void *arg)
+static void free_contexts(struct api_cand *c)
 {
-    struct api_cand *c = arg;
     mpce_prg_free(c->prg);
     mpce_ntt_free(c->ntt);
     mpce_lpn_free(c->lpn);
@@ -43,6 +42,12 @@ static void teardown(void *arg)
     free(c->keys);
     free(c->key_ptrs);
     mpce_dpf_free(c->dpf);
+}
+
+static void teardown(void *arg)
+{
+    struct api_cand *c = arg;
+    free_contexts(c);
     /* The contexts held their own references; this releases the owner's. */
     mpce_engine_free(c->engine);
     free(c);
@@ -187,24 +192,28 @@ static mpce_status dpf_keys(struct api_cand *c)
     return MPCE_OK;
 }
 
-static mpce_status contexts(struct api_cand *c)
+/* The row's context on engine e, in c's member for its primitive. */
+static mpce_status open_context(mpce_engine *e, const struct mpce_bench_shape *s,
+                                const struct mpce_bench_fixture *f, struct api_cand *c)
 {
-    const struct mpce_bench_shape *s = c->s;
-    struct mpce_bench_fixture *f = c->f;
     switch (s->prim) {
     case MPCE_PRIM_PRG:
-        return mpce_prg_new(c->engine, f->keys,
-                            strcmp(s->op, "prg.mmo") == 0 ? (size_t)s->m : 1, &c->prg);
+        return mpce_prg_new(e, f->keys, strcmp(s->op, "prg.mmo") == 0 ? (size_t)s->m : 1,
+                            &c->prg);
     case MPCE_PRIM_NTT:
-        return mpce_ntt_new(c->engine, (size_t)s->N, &s->q, 1, &c->ntt);
+        return mpce_ntt_new(e, (size_t)s->N, &s->q, 1, &c->ntt);
     case MPCE_PRIM_LPN:
-        return mpce_lpn_new(c->engine, f->seed, (unsigned)s->logk, &c->lpn);
-    default: {
-        mpce_status st = mpce_dpf_new(c->engine, (unsigned)s->bits, MPCE_DPF_BYTES, f->keys,
-                                      f->keys + 16, &c->dpf);
-        return st == MPCE_OK ? dpf_keys(c) : st;
+        return mpce_lpn_new(e, f->seed, (unsigned)s->logk, &c->lpn);
+    default:
+        return mpce_dpf_new(e, (unsigned)s->bits, MPCE_DPF_BYTES, f->keys, f->keys + 16,
+                            &c->dpf);
     }
-    }
+}
+
+static mpce_status contexts(struct api_cand *c)
+{
+    mpce_status st = open_context(c->engine, c->s, c->f, c);
+    return st == MPCE_OK && c->s->prim == MPCE_PRIM_DPF ? dpf_keys(c) : st;
 }
 
 static struct api_cand *new_api_cand(const char *impl, const struct mpce_bench_shape *s,
@@ -278,48 +287,27 @@ mpce_status mpce_bench_auto_impl(mpce_engine *engine, const struct mpce_bench_sh
                                  const struct mpce_bench_fixture *f, char *name, size_t len)
 {
     const char *op = mpce_bench_engine_op(s), *got = NULL;
-    mpce_status st;
-    switch (s->prim) {
-    case MPCE_PRIM_PRG: {
-        mpce_prg *ctx = NULL;
-        st = mpce_prg_new(engine, f->keys, strcmp(op, "prg.mmo") == 0 ? (size_t)s->m : 1, &ctx);
-        if (st == MPCE_OK)
-            st = mpce_prg_resolve(ctx, NULL, op, (size_t)s->n, &got);
-        if (st == MPCE_OK)
-            snprintf(name, len, "%s", got);
-        mpce_prg_free(ctx);
-        return st;
+    struct api_cand c;
+    memset(&c, 0, sizeof(c));
+    mpce_status st = open_context(engine, s, f, &c);
+    if (st == MPCE_OK) {
+        switch (s->prim) {
+        case MPCE_PRIM_PRG:
+            st = mpce_prg_resolve(c.prg, NULL, op, (size_t)s->n, &got);
+            break;
+        case MPCE_PRIM_NTT:
+            st = mpce_ntt_resolve(c.ntt, NULL, op, (size_t)s->B, &got);
+            break;
+        case MPCE_PRIM_LPN:
+            st = mpce_lpn_resolve(c.lpn, NULL, (size_t)s->chunk, &got);
+            break;
+        default:
+            st = mpce_dpf_resolve(c.dpf, NULL, op, (size_t)s->keys, &got);
+            break;
+        }
     }
-    case MPCE_PRIM_NTT: {
-        mpce_ntt *ctx = NULL;
-        st = mpce_ntt_new(engine, (size_t)s->N, &s->q, 1, &ctx);
-        if (st == MPCE_OK)
-            st = mpce_ntt_resolve(ctx, NULL, op, (size_t)s->B, &got);
-        if (st == MPCE_OK)
-            snprintf(name, len, "%s", got);
-        mpce_ntt_free(ctx);
-        return st;
-    }
-    case MPCE_PRIM_LPN: {
-        mpce_lpn *ctx = NULL;
-        st = mpce_lpn_new(engine, f->seed, (unsigned)s->logk, &ctx);
-        if (st == MPCE_OK)
-            st = mpce_lpn_resolve(ctx, NULL, (size_t)s->chunk, &got);
-        if (st == MPCE_OK)
-            snprintf(name, len, "%s", got);
-        mpce_lpn_free(ctx);
-        return st;
-    }
-    default: {
-        mpce_dpf *ctx = NULL;
-        st = mpce_dpf_new(engine, (unsigned)s->bits, MPCE_DPF_BYTES, f->keys, f->keys + 16,
-                          &ctx);
-        if (st == MPCE_OK)
-            st = mpce_dpf_resolve(ctx, NULL, op, (size_t)s->keys, &got);
-        if (st == MPCE_OK)
-            snprintf(name, len, "%s", got);
-        mpce_dpf_free(ctx);
-        return st;
-    }
-    }
+    if (st == MPCE_OK)
+        snprintf(name, len, "%s", got);
+    free_contexts(&c);
+    return st;
 }
