@@ -44,6 +44,12 @@ static inline size_t mpce_spec_dpf_output_size(unsigned group)
     return group == 0 ? 16u : group == 1 ? 8u : 0u;
 }
 
+/* The points of a domain of n bits (1..64) are x & this mask. */
+static inline uint64_t mpce_spec_dpf_domain_mask(unsigned bits)
+{
+    return bits >= 64 ? UINT64_MAX : (UINT64_C(1) << bits) - 1;
+}
+
 /* Serialized size of a format v1 key with n domain bits: 72 + 16n + ceil(n/8). */
 static inline size_t mpce_spec_dpf_key_size(unsigned bits)
 {

@@ -336,6 +336,7 @@ static int emit(struct row *r, mpce_bench_row_fn fn, void *arg)
         row.shape = c->shape[0] ? c->shape : r->s.text;
         row.unit = mpce_bench_unit(&r->s);
         row.note = c->note;
+        char note[400];
         if (c->failed) {
             row.skipped = 1;
             row.note = c->why;
@@ -345,7 +346,6 @@ static int emit(struct row *r, mpce_bench_row_fn fn, void *arg)
             row.max_s = c->max;
             row.unit_rate = mpce_bench_rate(&r->s, c->median);
             int b = base ? bi : c->baseline;
-            char note[400];
             if (b >= 0 && !r->c[b].failed && c->median > 0) {
                 row.baseline = r->c[b].name;
                 row.ratio = r->c[b].median / c->median;
@@ -361,9 +361,6 @@ static int emit(struct row *r, mpce_bench_row_fn fn, void *arg)
                 dispatch_note(r, c, note, sizeof(note));
                 row.note = note;
             }
-            if (fn(&row, arg) != 0)
-                return 1;
-            continue;
         }
         if (fn(&row, arg) != 0)
             return 1;

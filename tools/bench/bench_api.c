@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "spec/spec.h"
 #include "tools/bench/bench.h"
 
 struct api_cand {
@@ -174,7 +175,7 @@ static mpce_status dpf_keys(struct api_cand *c)
     c->keys = calloc(2 * c->n_keys, sizeof(*c->keys));
     if (!c->keys)
         return mpce_error(MPCE_ERR_NOMEM, "benchmark: out of memory");
-    uint64_t mask = s->bits == 64 ? ~UINT64_C(0) : (UINT64_C(1) << s->bits) - 1;
+    uint64_t mask = mpce_spec_dpf_domain_mask((unsigned)s->bits);
     for (size_t i = 0; i < c->n_keys; i++) {
         uint8_t beta[16] = {1}, s0[16] = {2, (uint8_t)i}, s1[16] = {3, (uint8_t)i};
         mpce_status st = mpce_dpf_gen(c->dpf, c->impl, (UINT64_C(0x9E3779B97F4A7C15) * i) & mask,

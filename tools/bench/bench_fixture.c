@@ -89,7 +89,7 @@ static mpce_status dpf(const struct mpce_bench_shape *s, struct mpce_bench_fixtu
     if (!f->dkeys)
         return MPCE_ERR_NOMEM;
     if (!all) {
-        uint64_t mask = s->bits == 64 ? ~UINT64_C(0) : (UINT64_C(1) << s->bits) - 1;
+        uint64_t mask = mpce_spec_dpf_domain_mask((unsigned)s->bits);
         uint64_t seed = 6;
         f->points = malloc((size_t)s->keys * sizeof(uint64_t));
         f->dkey_ptrs = malloc((size_t)s->keys * sizeof(*f->dkey_ptrs));

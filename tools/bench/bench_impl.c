@@ -130,7 +130,7 @@ static int make_dpf_keys(struct impl_cand *c)
     struct mpce_bench_fixture *f = c->f;
     if (f->dkeys[0].bits)
         return 0;
-    uint64_t seed = 8, mask = c->s->bits == 64 ? ~UINT64_C(0) : (UINT64_C(1) << c->s->bits) - 1;
+    uint64_t seed = 8, mask = mpce_spec_dpf_domain_mask((unsigned)c->s->bits);
     struct mpce_dpf_key_v1 other;
     for (size_t i = 0; i < f->n_dkeys; i++) {
         uint8_t beta[16], s0[16], s1[16];
