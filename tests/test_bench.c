@@ -15,6 +15,7 @@
 #include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -157,7 +158,7 @@ static int fail_third(void *state)
 static void test_measure(void)
 {
     struct mpce_bench_cand c[2];
-    struct mpce_bench_timing t = {4, 2, 0.0005};
+    struct mpce_bench_timing t = {.rounds = 4, .windows = 2, .window_s = 0.0005};
     memset(c, 0, sizeof(c));
     calls[0] = calls[1] = 0;
     c[0].run = spin;
@@ -879,6 +880,165 @@ static void test_cli_refusals(void)
     }
 }
 
+/* ---- mpcengine bench --plot ------------------------------------------------ */
+
+/* The measured implementations of `op` in a table on stdout (skipped rows
+ * left out), space-separated with a space on either side. */
+static void measured_impls(const char *out, const char *op, char *names, size_t len)
+{
+    size_t used = 0;
+    names[0] = '\0';
+    for (const char *line = out, *end; *line; line = end ? end + 1 : line + strlen(line)) {
+        end = strchr(line, '\n');
+        char o[32], shape[128], impl[96];
+        if (sscanf(line, "%31s %127s %95s", o, shape, impl) != 3 || strcmp(o, op) != 0)
+            continue;
+        const char *skip = strstr(line, "skipped:");
+        char key[100];
+        snprintf(key, sizeof(key), " %s ", impl);
+        if ((skip && (!end || skip < end)) || strstr(names, key))
+            continue;
+        used += (size_t)snprintf(names + used, len - used, "%s%s ", used ? "" : " ", impl);
+        if (used >= len)
+            break;
+    }
+}
+
+static size_t count_of(const char *text, const char *needle)
+{
+    size_t n = 0;
+    for (const char *p = strstr(text, needle); p; p = strstr(p + 1, needle))
+        n++;
+    return n;
+}
+
+/* xmllint --noout FILE: 0 when well-formed, 1 when not, -1 when there is
+ * no xmllint to ask. */
+static int xmllint(const char *path)
+{
+    const char *dirs[] = {"/usr/bin", "/bin", "/usr/local/bin"};
+    char bin[64] = "";
+    for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]) && !bin[0]; i++) {
+        snprintf(bin, sizeof(bin), "%s/xmllint", dirs[i]);
+        if (access(bin, X_OK) != 0)
+            bin[0] = '\0';
+    }
+    if (!bin[0])
+        return -1;
+    const char *argv[] = {bin, "--noout", path, NULL};
+    pid_t pid;
+    int status;
+    if (posix_spawn(&pid, bin, NULL, NULL, (char *const *)argv, environ) != 0 ||
+        waitpid(pid, &status, 0) != pid)
+        return -1;
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
+}
+
+static void plot_path(char *buf, size_t len, const char *name)
+{
+    const char *tmp = getenv("TMPDIR");
+    snprintf(buf, len, "%s/mpce-bench-%d-%s", tmp && *tmp ? tmp : "/tmp", (int)getpid(), name);
+}
+
+/* The sweep of prg.ecb (quick timing), its rows on stdout and the SVG. */
+static void test_cli_plot(void)
+{
+    char svg_path[512];
+    plot_path(svg_path, sizeof(svg_path), "plot.svg");
+    unlink(svg_path);
+    const char *args[] = {"--plot", svg_path, "--op", "prg.ecb", "--rounds", "2",
+                          "--window-ms", "1", NULL};
+    char *out, *err;
+    CU_ASSERT_EQUAL_FATAL(command(args, &out, &err), 0);
+    /* The sweep's rows, printed as the bench prints rows, tiny to large. */
+    CU_ASSERT(strncmp(out, "bench: 6 rows, CPU ", 19) == 0);
+    static const char *const shapes[] = {" n=16 ", " n=256 ", " n=4096 ", " n=65536 ",
+                                         " n=262144 ", " n=1048576 "};
+    for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++)
+        CU_ASSERT(strstr(out, shapes[i]) != NULL);
+    CU_ASSERT(strstr(out, "bench: plot written to ") != NULL);
+    char names[2048];
+    measured_impls(out, "prg.ecb", names, sizeof(names));
+    CU_ASSERT(strstr(names, " prg-soft-bitslice ") != NULL);
+    CU_ASSERT(strstr(names, " openssl-evp-aes-128-ecb ") != NULL);
+
+    char *svg = slurp(svg_path);
+    size_t len = strlen(svg);
+    while (len && (svg[len - 1] == '\n' || svg[len - 1] == ' '))
+        svg[--len] = '\0';
+    CU_ASSERT(strncmp(svg, "<svg", 4) == 0);
+    CU_ASSERT(len > 6 && strcmp(svg + len - 6, "</svg>") == 0);
+    /* One line per implementation that ran. */
+    for (char *save = NULL, *name = strtok_r(names, " ", &save); name;
+         name = strtok_r(NULL, " ", &save)) {
+        char attr[128];
+        snprintf(attr, sizeof(attr), "<polyline data-impl=\"%s\"", name);
+        CU_ASSERT_EQUAL(count_of(svg, attr), 1);
+        if (count_of(svg, attr) != 1)
+            fprintf(stderr, "  no single line for %s\n", name);
+    }
+    /* The classes, their boundaries, and "auto" at each of the 6 points. */
+    static const char *const classes[] = {">tiny<", ">small<", ">medium<", ">large<"};
+    for (size_t i = 0; i < 4; i++)
+        CU_ASSERT_EQUAL(count_of(svg, classes[i]), 1);
+    CU_ASSERT_EQUAL(count_of(svg, "class=\"size-class\""), 3);
+    CU_ASSERT_EQUAL(count_of(svg, "<rect class=\"auto\""), 6);
+    CU_ASSERT(strstr(svg, "data-op=\"prg.ecb\"") != NULL);
+    CU_ASSERT(strstr(svg, "ns per block") != NULL);
+    int lint = xmllint(svg_path);
+    if (lint < 0)
+        printf("\n  skipped: xmllint not installed (the SVG's well-formedness)\n");
+    else
+        CU_ASSERT_EQUAL(lint, 0);
+    free(svg);
+    free(out);
+    free(err);
+    unlink(svg_path);
+}
+
+/* A path that cannot be written is refused before anything is measured,
+ * naming it; so are --shape and an op without a sweep. */
+static void test_cli_plot_refusals(void)
+{
+    char dir[512], nodir[600], file[512];
+    plot_path(dir, sizeof(dir), "dir");
+    rmdir(dir);
+    CU_ASSERT_FATAL(mkdir(dir, 0700) == 0);
+    snprintf(nodir, sizeof(nodir), "%s/missing/plot.svg", dir);
+    const char *targets[] = {dir, nodir};
+    for (size_t i = 0; i < 2; i++) {
+        const char *args[] = {"--plot", targets[i], "--op", "prg.ecb", NULL};
+        char *out, *err;
+        CU_ASSERT_NOT_EQUAL(command(args, &out, &err), 0);
+        CU_ASSERT_STRING_EQUAL(out, ""); /* refused before the first line */
+        CU_ASSERT(strncmp(err, "mpcengine bench: --plot: cannot write '", 39) == 0);
+        CU_ASSERT(strstr(err, targets[i]) != NULL);
+        CU_ASSERT(strstr(err, i == 0 ? "Is a directory" : "No such file") != NULL);
+        free(out);
+        free(err);
+    }
+
+    plot_path(file, sizeof(file), "refused.svg");
+    unlink(file);
+    static const char *const cases[][3] = {
+        {"--shape", "n=64", "does not take --shape"},
+        {"--op", "prg.dispatch", "no sweep"},
+    };
+    for (size_t i = 0; i < 2; i++) {
+        const char *args[8] = {"--plot", file, cases[i][0], cases[i][1], NULL};
+        if (i == 0)
+            args[4] = "--op", args[5] = "prg.ecb", args[6] = NULL;
+        char *out, *err;
+        CU_ASSERT_EQUAL(command(args, &out, &err), 2);
+        CU_ASSERT_STRING_EQUAL(out, "");
+        CU_ASSERT(strstr(err, cases[i][2]) != NULL);
+        CU_ASSERT(access(file, F_OK) != 0); /* nothing left behind */
+        free(out);
+        free(err);
+    }
+    rmdir(dir);
+}
+
 int main(void)
 {
     static const struct tu_test tests[] = {
@@ -897,6 +1057,8 @@ int main(void)
         {"mpcengine bench --json parses; the table prints", test_cli_json},
         {"mpcengine bench prints its first line at once, piped", test_cli_first_line},
         {"mpcengine bench refuses bad options with exit 2", test_cli_refusals},
+        {"mpcengine bench --plot: a sweep, and an SVG of it", test_cli_plot},
+        {"mpcengine bench --plot refuses a path it cannot write", test_cli_plot_refusals},
         {NULL, NULL},
     };
     return tu_main("bench", tests);

@@ -1,13 +1,19 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* mpcengine bench: the side-by-side figures of tools/bench/bench_public.h,
  * as a table for people or JSON for machines. The first line comes at once,
- * and every row as soon as it is measured, also through a pipe. */
+ * and every row as soon as it is measured, also through a pipe. With
+ * --plot, a sweep of shapes per op (tools/bench/bench_plot.c) and its SVG. */
 #include "config.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "mpcengine.h"
+#include "tools/bench/bench.h"
 #include "tools/bench/bench_public.h"
 #include "tools/cli.h"
 #include "tools/cli_args.h"
@@ -19,7 +25,8 @@
 
 const char cli_usage_bench[] =
     "usage: mpcengine bench [--op OP [--shape S]] [--json] [--rounds N] [--impl NAME]\n"
-    "                       [--window-ms MS] [--plugin-path DIRS] [--config FILE]\n"
+    "                       [--window-ms MS] [--plot FILE.svg] [--plugin-path DIRS]\n"
+    "                       [--config FILE]\n"
     "  Every implementation of an op at a named shape, measured side by side in\n"
     "  one run (interleaved rounds; median and min-max across rounds) against a\n"
     "  baseline: OpenSSL EVP for the PRG, ntt-soft or NTL for the NTT, lpn-soft,\n"
@@ -41,8 +48,16 @@ const char cli_usage_bench[] =
     "                    time / this time) where a baseline was measured, note\n"
     "                    where there is one; rows not measured go to stderr, as\n"
     "                    does the first line (rows and CPU)\n"
-    "  --rounds N        rounds per row (default 7)\n"
-    "  --window-ms MS    shortest timed window (default 20)\n" CLI_COMMON_HELP;
+    "  --rounds N        rounds per row (default 7; 5 with --plot)\n"
+    "  --window-ms MS    shortest timed window (default 20; 5 with --plot)\n"
+    "  --plot FILE.svg   instead of the default rows, run every op (with --op, that\n"
+    "                    one) over 5-7 shapes from tiny to large, print the rows as\n"
+    "                    usual, and write FILE.svg: per op, each implementation's\n"
+    "                    time per unit against work elements, the size classes,\n"
+    "                    what auto picks at each point and where the fastest\n"
+    "                    implementation changes. 2 windows per round. Combines with\n"
+    "                    --op, --impl, --json, --rounds, --window-ms; not --shape\n"
+    CLI_COMMON_HELP;
 
 #ifndef HAVE_NTL
 static const mpce_bench_peer no_ntl[] = {
@@ -57,6 +72,7 @@ struct out {
     int json;
     int rows;
     int started;
+    const char *plot; /* --plot FILE, for the first line */
 };
 
 /* "model name" of /proc/cpuinfo, or "unknown". */
@@ -169,11 +185,12 @@ static void on_start(size_t rows, void *arg)
     char cpu[256];
     cpu_model(cpu, sizeof(cpu));
     o->started = 1;
+    FILE *first = o->json ? stderr : stdout;
+    fprintf(first, "bench: %zu row%s, CPU %s%s%s\n", rows, rows == 1 ? "" : "s", cpu,
+            o->plot ? "; sweep for --plot " : "", o->plot ? o->plot : "");
     if (o->json) {
-        fprintf(stderr, "bench: %zu row%s, CPU %s\n", rows, rows == 1 ? "" : "s", cpu);
         printf("[");
     } else {
-        printf("bench: %zu row%s, CPU %s\n", rows, rows == 1 ? "" : "s", cpu);
         printf("%-13s  %-30s  %-28s  %9s  %-15s  %10s  %-9s  %s\n", "OP", "SHAPE", "IMPL",
                "MEDIAN", "MIN-MAX", "RATE", "UNIT", "VS BASELINE");
     }
@@ -191,11 +208,71 @@ static int on_row(const mpce_bench_row *r, void *arg)
     return ferror(stdout) ? 1 : 0;
 }
 
+/* The --plot file, opened before anything is measured so that a path that
+ * cannot be written is refused at once. Its old contents stay until the SVG
+ * replaces them; a file made here goes again if there is nothing to write. */
+struct plot_file {
+    const char *path;
+    int fd;
+    int created;
+};
+
+static int plot_open(const struct cli_cmd *cmd, struct plot_file *pf)
+{
+    pf->fd = open(pf->path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    pf->created = pf->fd >= 0;
+    if (pf->fd < 0 && errno == EEXIST)
+        pf->fd = open(pf->path, O_WRONLY | O_CLOEXEC);
+    if (pf->fd < 0)
+        return cli_fail(cmd, CLI_EXIT_ENGINE, "--plot: cannot write '%s': %s", pf->path,
+                        strerror(errno));
+    return 0;
+}
+
+static void plot_drop(struct plot_file *pf)
+{
+    if (pf->fd < 0)
+        return;
+    close(pf->fd);
+    pf->fd = -1;
+    if (pf->created)
+        unlink(pf->path);
+}
+
+static int plot_write(const struct cli_cmd *cmd, struct plot_file *pf,
+                      const struct mpce_bench_plot *plot)
+{
+    struct stat st;
+    FILE *fp = NULL;
+    int ok = fstat(pf->fd, &st) == 0 && (!S_ISREG(st.st_mode) || ftruncate(pf->fd, 0) == 0) &&
+             (fp = fdopen(pf->fd, "w")) != NULL;
+    int err = errno;
+    if (fp) {
+        pf->fd = -1; /* fclose closes it */
+        ok = mpce_bench_plot_svg(plot, fp) == 0;
+        err = errno;
+        if (fclose(fp) != 0 && ok) {
+            ok = 0;
+            err = errno;
+        }
+    }
+    if (ok)
+        return 0;
+    if (pf->fd >= 0)
+        close(pf->fd);
+    pf->fd = -1;
+    if (pf->created)
+        unlink(pf->path);
+    return cli_fail(cmd, CLI_EXIT_ENGINE, "--plot: cannot write '%s': %s", pf->path,
+                    strerror(err));
+}
+
 int cmd_bench(int argc, char **argv)
 {
     struct cli_opt opts[] = {{"op", CLI_ARG, NULL},          {"shape", CLI_ARG, NULL},
                              {"json", 0, NULL},              {"rounds", CLI_ARG, NULL},
-                             {"window-ms", CLI_ARG, NULL},   CLI_COMMON_OPTS};
+                             {"window-ms", CLI_ARG, NULL},   {"plot", CLI_ARG, NULL},
+                             CLI_COMMON_OPTS};
     const struct cli_cmd cmd = {"mpcengine bench", cli_usage_bench, opts};
     uint64_t rounds = 0, window_ms = 0; /* 0: the harness's defaults */
     /* Rows take seconds each: show each line as it comes, also when stdout
@@ -206,6 +283,13 @@ int cmd_bench(int argc, char **argv)
         return cli_parse_exit(rc);
     if ((rc = cli_u64(&cmd, "rounds", 1, 64, &rounds)) != 0 ||
         (rc = cli_u64(&cmd, "window-ms", 1, 10000, &window_ms)) != 0)
+        return rc;
+    struct plot_file pf = {cli_value(&cmd, "plot"), -1, 0};
+    if (pf.path && cli_value(&cmd, "shape"))
+        return cli_fail(&cmd, CLI_EXIT_USAGE, "--plot runs its own sweep of shapes, so it does "
+                        "not take --shape; it combines with --op, --impl, --json, --rounds "
+                        "and --window-ms");
+    if (pf.path && (rc = plot_open(&cmd, &pf)) != 0)
         return rc;
 
     mpce_bench_options bo;
@@ -223,11 +307,15 @@ int cmd_bench(int argc, char **argv)
     bo.n_peers = sizeof(no_ntl) / sizeof(no_ntl[0]);
 #endif
 
-    if ((rc = cli_engine_start(&cmd)) != 0)
+    if ((rc = cli_engine_start(&cmd)) != 0) {
+        plot_drop(&pf);
         return rc;
-    struct out o = {cli_value(&cmd, "json") != NULL, 0, 0};
+    }
+    struct out o = {cli_value(&cmd, "json") != NULL, 0, 0, pf.path};
     bo.start = on_start;
-    mpce_status st = mpce_bench_run(NULL, &bo, on_row, &o);
+    struct mpce_bench_plot *plot = NULL;
+    mpce_status st = pf.path ? mpce_bench_sweep(NULL, &bo, on_row, &o, &plot)
+                             : mpce_bench_run(NULL, &bo, on_row, &o);
     /* Refused before any row: nothing on stdout, only the message. */
     if (o.json && o.started)
         printf("%s]\n", o.rows ? "\n" : "");
@@ -238,6 +326,10 @@ int cmd_bench(int argc, char **argv)
             rc = CLI_EXIT_USAGE;
     } else if (ferror(stdout)) {
         rc = cli_fail(&cmd, CLI_EXIT_ENGINE, "cannot write the results to stdout");
+    } else if (plot && (rc = plot_write(&cmd, &pf, plot)) == 0) {
+        fprintf(o.json ? stderr : stdout, "bench: plot written to %s\n", pf.path);
     }
+    plot_drop(&pf);
+    mpce_bench_plot_free(plot);
     return rc;
 }

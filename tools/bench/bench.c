@@ -491,7 +491,7 @@ static mpce_status select_rows(const mpce_bench_options *o, const char *list[][2
 static mpce_status run_all(mpce_engine *e, const mpce_bench_options *o, mpce_bench_row_fn fn,
                            void *arg)
 {
-    struct mpce_bench_timing t;
+    struct mpce_bench_timing t = {0};
     mpce_status st = check_options(e, o, &t);
     if (st != MPCE_OK)
         return st;

@@ -13,12 +13,14 @@
  *   bench_api.c      candidates that call the public API (thread scaling,
  *                    dispatch overhead), and what "auto" resolves to
  *   bench_peers.c    the built-in OpenSSL EVP peers
+ *   bench_plot.c     mpcengine bench --plot: a sweep of shapes, an SVG
  */
 #ifndef MPCE_TOOLS_BENCH_H
 #define MPCE_TOOLS_BENCH_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "engine/internal.h"
 #include "tools/bench/bench_public.h"
@@ -29,6 +31,8 @@
  * q = 2^60 - 2^18 + 1 that NTL accepts (it caps moduli at 60 bits). */
 #define MPCE_BENCH_Q61 UINT64_C(0x1fffffffffe00001)
 #define MPCE_BENCH_Q60 UINT64_C(0x0ffffffffffc0001)
+/* A prime below 2^50 with 2^17 | q - 1: the moduli AVX-512 IFMA serves. */
+#define MPCE_BENCH_Q50 UINT64_C(0x3ffffffd20001)
 
 struct mpce_bench_shape {
     char op[24];
@@ -79,6 +83,11 @@ struct mpce_bench_timing {
     unsigned rounds;
     unsigned windows;
     double window_s;
+    /* Optional: called before any call of a candidate that follows a call
+     * of another one, so that a supervisor can tell which candidate a
+     * crash or hang belongs to (the probe helper). */
+    void (*on_enter)(void *arg, const struct mpce_bench_cand *c);
+    void *on_enter_arg;
 };
 
 /* CLOCK_MONOTONIC in seconds. */
@@ -178,5 +187,46 @@ int mpce_bench_peer_cand(const mpce_bench_peer *p, const struct mpce_bench_shape
 
 /* The built-in peers (OpenSSL EVP). */
 const mpce_bench_peer *mpce_bench_builtin_peers(size_t *count);
+
+/* ---- the crossover plot: mpcengine bench --plot (bench_plot.c) ------------ */
+
+/* Work elements of one call of the shape, as the engine's size classes count
+ * them (tiny < 64, small < 4096, medium < 262144, large): blocks (keys * seeds
+ * for prg.mmo), polynomial words N*B, outputs per call, leaves 2^bits
+ * (dpf.evalall) or keys. */
+uint64_t mpce_bench_work_elements(const struct mpce_bench_shape *s);
+
+/* Sweep point `index` (0..), in the order mpce_bench_sweep runs them (5 to
+ * 7 per op, tiny to large); MPCE_ERR_ARG past the end. */
+mpce_status mpce_bench_sweep_point(size_t index, const char **op, const char **shape);
+
+/* The sweep's timing where opts leave it 0: quicker than a plain row's. */
+#define MPCE_BENCH_SWEEP_ROUNDS 5u
+#define MPCE_BENCH_SWEEP_WINDOWS 2u
+#define MPCE_BENCH_SWEEP_WINDOW_S 0.005
+
+/* The measured sweep (opaque). */
+struct mpce_bench_plot;
+
+/*
+ * Run the sweep points of opts->op (NULL: of every op with a sweep; not
+ * prg.dispatch), each as one ordinary row of mpce_bench_run with opts'
+ * implementation filter, peers and timing, and record per point every
+ * candidate's time and what "auto" resolves to (mpce_bench_auto_impl).
+ * Every row goes to fn as it comes, as mpce_bench_run's do; opts->start is
+ * called once, with the number of points, after every option was checked.
+ * opts->shape must be NULL. With opts->impl, ops it has no candidate in are
+ * left out. A point whose row fails is reported to fn as a skipped row and
+ * left out of the plot. *out is freed with mpce_bench_plot_free.
+ */
+mpce_status mpce_bench_sweep(mpce_engine *engine, const mpce_bench_options *opts,
+                             mpce_bench_row_fn fn, void *arg, struct mpce_bench_plot **out);
+
+/* The sweep as one SVG document: a panel per op, time per unit (per block
+ * for the PRG) against work elements, both on log scales, a line per
+ * implementation, the size classes, "auto"'s choice per point and the
+ * crossovers of the fastest implementation. 0, or -1 on a write error. */
+int mpce_bench_plot_svg(const struct mpce_bench_plot *p, FILE *fp);
+void mpce_bench_plot_free(struct mpce_bench_plot *p);
 
 #endif

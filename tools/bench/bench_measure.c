@@ -66,6 +66,12 @@ static void drop(struct mpce_bench_cand *c, int rc)
              mpce_status_name((mpce_status)rc), detail[0] ? ": " : "", detail);
 }
 
+static void enter(const struct mpce_bench_timing *t, const struct mpce_bench_cand *c)
+{
+    if (t->on_enter)
+        t->on_enter(t->on_enter_arg, c);
+}
+
 /* Seconds per call over one window of reps calls; < 0 if a call failed. */
 static double window(struct mpce_bench_cand *c, unsigned long reps)
 {
@@ -101,6 +107,7 @@ mpce_status mpce_bench_measure(struct mpce_bench_cand *c, size_t n,
          * batches of 1, 8, 64, ... calls, the first to last an eighth of a
          * window, size the windows: a call of a few ns timed alone would
          * mostly time the clock. */
+        enter(t, &c[i]);
         if (window(&c[i], 1) < 0)
             continue;
         unsigned long batch = 1;
@@ -119,6 +126,7 @@ mpce_status mpce_bench_measure(struct mpce_bench_cand *c, size_t n,
         for (size_t i = 0; i < n; i++) {
             if (c[i].failed)
                 continue;
+            enter(t, &c[i]);
             double best = INFINITY;
             for (unsigned w = 0; w < t->windows && !c[i].failed; w++) {
                 double per = window(&c[i], reps[i]);

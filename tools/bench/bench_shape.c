@@ -88,8 +88,8 @@ static const struct {
     {"prg.mmo", MPCE_PRIM_PRG, prg_mmo, "m=KEYS,n=SEEDS[,threads=T]"},
     {"prg.ctr", MPCE_PRIM_PRG, prg_n, "n=BLOCKS[,threads=T]"},
     {"prg.dispatch", MPCE_PRIM_PRG, prg_dispatch, "n=BLOCKS"},
-    {"ntt.forward", MPCE_PRIM_NTT, ntt, "N=DEGREE,B=BATCH,q=61bit|60bit[,threads=T]"},
-    {"ntt.inverse", MPCE_PRIM_NTT, ntt, "N=DEGREE,B=BATCH,q=61bit|60bit[,threads=T]"},
+    {"ntt.forward", MPCE_PRIM_NTT, ntt, "N=DEGREE,B=BATCH,q=61bit|60bit|50bit[,threads=T]"},
+    {"ntt.inverse", MPCE_PRIM_NTT, ntt, "N=DEGREE,B=BATCH,q=61bit|60bit|50bit[,threads=T]"},
     {"lpn.fold", MPCE_PRIM_LPN, lpn, "logk=LOGK,n=OUTPUTS[,chunk=OUTPUTS][,threads=T]"},
     {"dpf.evalall", MPCE_PRIM_DPF, dpf_all, "bits=N[,threads=T]"},
     {"dpf.eval_keys", MPCE_PRIM_DPF, dpf_keys, "bits=N,keys=K[,threads=T]"},
@@ -125,9 +125,12 @@ static mpce_status parse_value(const char *op, const struct key *k, const char *
             *dst = MPCE_BENCH_Q61;
         else if (strcmp(v, "60bit") == 0)
             *dst = MPCE_BENCH_Q60;
+        else if (strcmp(v, "50bit") == 0)
+            *dst = MPCE_BENCH_Q50;
         else
             return mpce_error(MPCE_ERR_ARG, "%s shape: q=%.40s: expected 61bit "
-                              "(2^61-2^21+1) or 60bit (2^60-2^18+1)", op, v);
+                              "(2^61-2^21+1), 60bit (2^60-2^18+1) or 50bit "
+                              "(0x3ffffffd20001, IFMA's range)", op, v);
         return MPCE_OK;
     }
     char *end;
