@@ -1,0 +1,987 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The pins file: round trip, the strict reader, the atomic writer, the lock. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <CUnit/CUnit.h>
+#include <openssl/evp.h>
+
+#include "engine/selector/pins.h"
+#include "tests/testutil.h"
+
+#define PATH_LEN 4096
+#define WHY_LEN 1024
+
+/* ---- helpers ------------------------------------------------------------ */
+
+static void join(char out[PATH_LEN], const char *a, const char *b)
+{
+    CU_ASSERT_FATAL((size_t)snprintf(out, PATH_LEN, "%s/%s", a, b) < PATH_LEN);
+}
+
+static uint64_t ms_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static void sleep_ms(unsigned ms)
+{
+    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
+static char *read_all(const char *path, size_t *len)
+{
+    int fd = open(path, O_RDONLY);
+    CU_ASSERT_FATAL(fd >= 0);
+    struct stat st;
+    CU_ASSERT_FATAL(fstat(fd, &st) == 0);
+    char *buf = malloc((size_t)st.st_size + 1);
+    CU_ASSERT_FATAL(buf != NULL);
+    size_t got = 0;
+    while (got < (size_t)st.st_size) {
+        ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
+        CU_ASSERT_FATAL(n > 0);
+        got += (size_t)n;
+    }
+    buf[got] = '\0';
+    close(fd);
+    *len = got;
+    return buf;
+}
+
+static void write_raw(const char *path, const char *buf, size_t len)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    CU_ASSERT_FATAL(fd >= 0);
+    CU_ASSERT_FATAL(write(fd, buf, len) == (ssize_t)len);
+    close(fd);
+}
+
+/* body + the seal line over it (malloc'd). */
+static char *reseal(const char *body)
+{
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned mdlen = 0;
+    size_t len = strlen(body);
+    CU_ASSERT_FATAL(EVP_Digest(body, len, md, &mdlen, EVP_sha256(), NULL) == 1);
+    CU_ASSERT_FATAL(mdlen == 32);
+    char *out = malloc(len + 100);
+    CU_ASSERT_FATAL(out != NULL);
+    memcpy(out, body, len);
+    int n = sprintf(out + len, "seal = \"sha256:");
+    for (unsigned i = 0; i < 32; i++)
+        n += sprintf(out + len + n, "%02x", md[i]);
+    sprintf(out + len + n, "\"\n");
+    return out;
+}
+
+/* The text before the seal line (malloc'd). */
+static char *body_of(const char *text)
+{
+    const char *s = strstr(text, "\nseal = \"sha256:");
+    CU_ASSERT_FATAL(s != NULL);
+    return strndup(text, (size_t)(s - text) + 1);
+}
+
+/* text with the first `from` replaced by `to` (malloc'd). */
+static char *replace(const char *text, const char *from, const char *to)
+{
+    const char *at = strstr(text, from);
+    CU_ASSERT_FATAL(at != NULL);
+    size_t fl = strlen(from), tl = strlen(to), len = strlen(text);
+    char *out = malloc(len - fl + tl + 1);
+    CU_ASSERT_FATAL(out != NULL);
+    memcpy(out, text, (size_t)(at - text));
+    memcpy(out + (at - text), to, tl);
+    strcpy(out + (at - text) + tl, at + fl);
+    return out;
+}
+
+static unsigned line_at(const char *text, const char *at)
+{
+    unsigned line = 1;
+    for (const char *p = text; p < at; p++)
+        line += *p == '\n';
+    return line;
+}
+
+/* What the writer stores for s: '"', '\\' and control characters as '?'. */
+static char *sanitized(const char *s)
+{
+    char *out = strdup(s);
+    CU_ASSERT_FATAL(out != NULL);
+    for (char *c = out; *c; c++)
+        if (*c == '"' || *c == '\\' || (unsigned char)*c < 0x20 || *c == 0x7f)
+            *c = '?';
+    return out;
+}
+
+static int str_eq_sanitized(const char *got, const char *orig)
+{
+    char *want = sanitized(orig);
+    int eq = got && strcmp(got, want) == 0;
+    if (!eq)
+        fprintf(stderr, "  got '%s', want '%s'\n", got ? got : "(null)", want);
+    free(want);
+    return eq;
+}
+
+static const char *const k_plugins_a[] = {"aesni", "soft"};
+static const char *const k_plugins_b[] = {"soft"};
+
+/* The round-trip struct: 2 modules, 3 rows, 1 blacklist entry, awkward text. */
+static void build_sample(struct mpce_pins *p)
+{
+    memset(p, 0, sizeof(*p));
+    CU_ASSERT_FATAL(mpce_pins_set_header(p, "0.1.0", "2026-11-30T17:04:05Z", "quick",
+                                         "x86-64 AuthenticAMD family 25 model 17 aes avx2 "
+                                         "\"quoted\" ; semi # hash") == 0);
+    struct mpce_pins_module m1 = {
+        .plugin = "soft", .path = "(built-in)", .size = 0, .mtime = 0, .sha256 = "",
+        .devices = ""};
+    struct mpce_pins_module m2 = {
+        .plugin = "aesni",
+        .path = "/usr/lib/x86_64-linux-gnu/mpcengine/plugins/ae\"sni;#.so",
+        .size = 123456,
+        .mtime = 1764522245,
+        .sha256 = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+        .devices = "cpu0 (x86) ; gpu#1 \"fake\""};
+    CU_ASSERT_FATAL(mpce_pins_add_module(p, &m1) == 0);
+    CU_ASSERT_FATAL(mpce_pins_add_module(p, &m2) == 0);
+
+    struct mpce_pins_cand c1[] = {
+        {.impl = "ntt-aesni-ifma", .status = "ok", .median = 5.812e-06, .spread = 0.021,
+         .why = ""},
+        {.impl = "ntt-aesni-avx512", .status = "ok", .median = 6.5e-06, .spread = 0.5,
+         .why = ""},
+        {.impl = "ntt-soft", .status = "wrong", .median = 0, .spread = 0,
+         .why = "output \"differs\" at word 3; # see log\nsecond line"},
+        {.impl = "ntt-crash", .status = "crashed", .median = 0, .spread = 0,
+         .why = "SIGSEGV\tin\\kernel"},
+    };
+    struct mpce_pins_row r1 = {
+        .key = "ntt.forward.q50.medium",
+        .shape = "N=4096 B=16 q=0x3ffffffd20001",
+        .winner = "ntt-aesni-ifma",
+        .runner_up = "ntt-aesni-avx512",
+        .verdict = "ifma 11% faster than avx512 \"by median\"; spread ok # fine\nnext",
+        .plugins = (char **)k_plugins_a,
+        .n_plugins = 2,
+        .cands = c1,
+        .n_cands = 4};
+    struct mpce_pins_cand c2[] = {
+        {.impl = "prg-soft", .status = "hung", .median = 0, .spread = 0,
+         .why = "no answer in 10 s"},
+    };
+    struct mpce_pins_row r2 = {.key = "prg.ecb.small", .shape = "n=64", .winner = "",
+                               .runner_up = "", .verdict = "no candidate was ok",
+                               .plugins = NULL, .n_plugins = 0, .cands = c2, .n_cands = 1};
+    struct mpce_pins_cand c3[] = {
+        {.impl = "lpn-a", .status = "failed", .median = 0, .spread = 0, .why = "ENOMEM"},
+        {.impl = "lpn-b", .status = "declined", .median = 0, .spread = 0,
+         .why = "serves: q too large"},
+        {.impl = "lpn-soft", .status = "ok", .median = 1.25e-03, .spread = 0, .why = ""},
+    };
+    struct mpce_pins_row r3 = {.key = "lpn.expand.large", .shape = "k=512 n=1048576",
+                               .winner = "lpn-soft", .runner_up = "", .verdict = "single ok",
+                               .plugins = (char **)k_plugins_b, .n_plugins = 1, .cands = c3,
+                               .n_cands = 3};
+    CU_ASSERT_FATAL(mpce_pins_add_row(p, &r1) == 0);
+    CU_ASSERT_FATAL(mpce_pins_add_row(p, &r2) == 0);
+    CU_ASSERT_FATAL(mpce_pins_add_row(p, &r3) == 0);
+    struct mpce_pins_blacklist b = {.path = "/opt/bad \"module\"\\x.so", .size = 42,
+                                    .mtime = -5, .reason = "crashed in\nself-test; #1"};
+    CU_ASSERT_FATAL(mpce_pins_add_blacklist(p, &b) == 0);
+}
+
+/* A directory with a valid pins file from build_sample; *text its bytes. */
+static char *sample_dir(char path[PATH_LEN], char **text, size_t *len)
+{
+    char *dir = tu_temp_dir();
+    join(path, dir, MPCE_PINS_FILE);
+    struct mpce_pins p;
+    build_sample(&p);
+    char why[WHY_LEN];
+    CU_ASSERT_FATAL(mpce_pins_write(path, &p, why, sizeof(why)) == 0);
+    mpce_pins_free(&p);
+    if (text)
+        *text = read_all(path, len);
+    return dir;
+}
+
+/* Write text (sealed over body) and read it: CORRUPT naming needle. */
+static void expect_corrupt_body(const char *path, const char *body, const char *needle)
+{
+    char *text = reseal(body);
+    write_raw(path, text, strlen(text));
+    free(text);
+    struct mpce_pins p;
+    char why[WHY_LEN];
+    enum mpce_pins_read_result res = mpce_pins_read(path, &p, why, sizeof(why));
+    CU_ASSERT_EQUAL(res, MPCE_PINS_READ_CORRUPT);
+    CU_ASSERT_PTR_NULL(p.rows);
+    CU_ASSERT_EQUAL(p.n_rows, 0);
+    if (!strstr(why, needle)) {
+        CU_FAIL("why does not name what is wrong");
+        fprintf(stderr, "  want '%s' in: %s\n", needle, why);
+    }
+    CU_ASSERT_PTR_NULL(strchr(why, '\n'));
+}
+
+/* ---- 1. round trip ------------------------------------------------------ */
+
+static void test_round_trip(void)
+{
+    char path[PATH_LEN];
+    char *text;
+    size_t len;
+    char *dir = sample_dir(path, &text, &len);
+
+    struct mpce_pins in;
+    build_sample(&in);
+    struct mpce_pins out;
+    char why[WHY_LEN] = "untouched";
+    CU_ASSERT_EQUAL_FATAL(mpce_pins_read(path, &out, why, sizeof(why)), MPCE_PINS_READ_OK);
+    CU_ASSERT_STRING_EQUAL(why, "");
+
+    CU_ASSERT_EQUAL(out.format, MPCE_PINS_FORMAT);
+    CU_ASSERT_STRING_EQUAL(out.engine_version, "0.1.0");
+    CU_ASSERT_STRING_EQUAL(out.date, "2026-11-30T17:04:05Z");
+    CU_ASSERT_STRING_EQUAL(out.effort, "quick");
+    CU_ASSERT(str_eq_sanitized(out.cpu, in.cpu));
+
+    CU_ASSERT_EQUAL_FATAL(out.n_modules, 2);
+    for (size_t i = 0; i < 2; i++) {
+        const struct mpce_pins_module *a = &in.modules[i], *b = &out.modules[i];
+        CU_ASSERT_STRING_EQUAL(b->plugin, a->plugin);
+        CU_ASSERT(str_eq_sanitized(b->path, a->path));
+        CU_ASSERT_EQUAL(b->size, a->size);
+        CU_ASSERT_EQUAL(b->mtime, a->mtime);
+        CU_ASSERT_STRING_EQUAL(b->sha256, a->sha256);
+        CU_ASSERT(str_eq_sanitized(b->devices, a->devices));
+    }
+    CU_ASSERT_STRING_EQUAL(out.modules[1].path,
+                           "/usr/lib/x86_64-linux-gnu/mpcengine/plugins/ae?sni;#.so");
+
+    CU_ASSERT_EQUAL_FATAL(out.n_rows, 3);
+    for (size_t i = 0; i < 3; i++) {
+        const struct mpce_pins_row *a = &in.rows[i], *b = &out.rows[i];
+        CU_ASSERT_STRING_EQUAL(b->key, a->key);
+        CU_ASSERT_STRING_EQUAL(b->shape, a->shape);
+        CU_ASSERT_STRING_EQUAL(b->winner, a->winner);
+        CU_ASSERT_STRING_EQUAL(b->runner_up, a->runner_up);
+        CU_ASSERT(str_eq_sanitized(b->verdict, a->verdict));
+        CU_ASSERT_EQUAL_FATAL(b->n_plugins, a->n_plugins);
+        for (size_t k = 0; k < a->n_plugins; k++)
+            CU_ASSERT_STRING_EQUAL(b->plugins[k], a->plugins[k]);
+        CU_ASSERT_EQUAL_FATAL(b->n_cands, a->n_cands);
+        for (size_t k = 0; k < a->n_cands; k++) {
+            CU_ASSERT_STRING_EQUAL(b->cands[k].impl, a->cands[k].impl);
+            CU_ASSERT_STRING_EQUAL(b->cands[k].status, a->cands[k].status);
+            CU_ASSERT_EQUAL(b->cands[k].median, a->cands[k].median);
+            CU_ASSERT_EQUAL(b->cands[k].spread, a->cands[k].spread);
+            CU_ASSERT(str_eq_sanitized(b->cands[k].why, a->cands[k].why));
+        }
+    }
+    CU_ASSERT_STRING_EQUAL(out.rows[0].verdict,
+                           "ifma 11% faster than avx512 ?by median?; spread ok # fine?next");
+    CU_ASSERT_STRING_EQUAL(out.rows[0].cands[3].why, "SIGSEGV?in?kernel");
+    CU_ASSERT_STRING_EQUAL(out.rows[0].runner_up, "ntt-aesni-avx512");
+    CU_ASSERT_STRING_EQUAL(out.rows[1].runner_up, "");
+    CU_ASSERT_STRING_EQUAL(out.rows[1].winner, "");
+    CU_ASSERT_PTR_NULL(out.rows[1].plugins);
+
+    CU_ASSERT_EQUAL_FATAL(out.n_blacklist, 1);
+    CU_ASSERT(str_eq_sanitized(out.blacklist[0].path, in.blacklist[0].path));
+    CU_ASSERT_EQUAL(out.blacklist[0].size, 42);
+    CU_ASSERT_EQUAL(out.blacklist[0].mtime, -5);
+    CU_ASSERT_STRING_EQUAL(out.blacklist[0].reason, "crashed in?self-test; #1");
+
+    /* find_row and put_row. */
+    CU_ASSERT_PTR_EQUAL(mpce_pins_find_row(&out, "prg.ecb.small"), &out.rows[1]);
+    CU_ASSERT_PTR_NULL(mpce_pins_find_row(&out, "prg.ecb.large"));
+    struct mpce_pins_row nr = {.key = "prg.ecb.small", .shape = "n=65", .winner = "prg-soft",
+                               .runner_up = "", .verdict = "replaced"};
+    CU_ASSERT_EQUAL(mpce_pins_put_row(&out, &nr), 0);
+    CU_ASSERT_EQUAL(out.n_rows, 3);
+    CU_ASSERT_STRING_EQUAL(mpce_pins_find_row(&out, "prg.ecb.small")->verdict, "replaced");
+    nr.key = "prg.ecb.large";
+    CU_ASSERT_EQUAL(mpce_pins_put_row(&out, &nr), 0);
+    CU_ASSERT_EQUAL(out.n_rows, 4);
+    CU_ASSERT_PTR_NOT_NULL(mpce_pins_find_row(&out, "prg.ecb.large"));
+    CU_ASSERT_EQUAL(mpce_pins_write(path, &out, why, sizeof(why)), 0);
+
+    /* The file: banner first, seal last, 0644, no temporary left behind. */
+    CU_ASSERT(strncmp(text, "# libmpcengine pins: written by the selector", 44) == 0);
+    CU_ASSERT(len > 82 && strncmp(text + len - 82, "\nseal = \"sha256:", 16) == 0);
+    CU_ASSERT(strstr(text, "cand.1 = \"ntt-aesni-ifma ok 5.812000e-06 2.100000e-02\"\n") !=
+              NULL);
+    struct stat st;
+    CU_ASSERT_EQUAL(stat(path, &st), 0);
+    CU_ASSERT_EQUAL(st.st_mode & 07777, 0644);
+    size_t nfiles = 0;
+    FILE *ls;
+    char cmd[PATH_LEN + 32];
+    snprintf(cmd, sizeof(cmd), "ls -A '%s'", dir);
+    CU_ASSERT_FATAL((ls = popen(cmd, "r")) != NULL);
+    char name[512];
+    while (fgets(name, sizeof(name), ls)) {
+        nfiles++;
+        CU_ASSERT(strncmp(name, ".pins.ini.", 10) != 0);
+    }
+    pclose(ls);
+    CU_ASSERT_EQUAL(nfiles, 1);
+
+    /* free leaves the struct zeroed. */
+    mpce_pins_free(&out);
+    CU_ASSERT_PTR_NULL(out.rows);
+    CU_ASSERT_EQUAL(out.n_rows, 0);
+    mpce_pins_free(&in);
+    free(text);
+    tu_remove_dir(dir);
+}
+
+/* Text for people is cut to fit a line; anything else too long, and values
+ * the reader would reject, make the write fail and leave no file. */
+static void test_writer_limits(void)
+{
+    char *dir = tu_temp_dir();
+    char path[PATH_LEN];
+    join(path, dir, MPCE_PINS_FILE);
+    struct mpce_pins p;
+    build_sample(&p);
+    char why[WHY_LEN];
+    char *long_text = malloc(3001);
+    CU_ASSERT_FATAL(long_text != NULL);
+    memset(long_text, 'v', 3000);
+    long_text[3000] = '\0';
+
+    /* A long verdict and reason: cut, "..." at the end, still reads. */
+    free(p.rows[0].verdict);
+    p.rows[0].verdict = strdup(long_text);
+    free(p.blacklist[0].reason);
+    p.blacklist[0].reason = strdup(long_text);
+    CU_ASSERT_EQUAL_FATAL(mpce_pins_write(path, &p, why, sizeof(why)), 0);
+    struct mpce_pins out;
+    CU_ASSERT_EQUAL_FATAL(mpce_pins_read(path, &out, why, sizeof(why)), MPCE_PINS_READ_OK);
+    size_t vl = strlen(out.rows[0].verdict);
+    CU_ASSERT(vl > 900 && vl < 1000);
+    CU_ASSERT(strcmp(out.rows[0].verdict + vl - 3, "...") == 0);
+    CU_ASSERT(strlen(out.blacklist[0].reason) > 900);
+    mpce_pins_free(&out);
+    CU_ASSERT_EQUAL(unlink(path), 0);
+
+    /* A long path: refused, naming it; no file, no temporary. */
+    free(p.modules[1].path);
+    p.modules[1].path = strdup(long_text);
+    CU_ASSERT_EQUAL(mpce_pins_write(path, &p, why, sizeof(why)), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(why, "[module.2] path"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(why, path));
+    CU_ASSERT_EQUAL(access(path, F_OK), -1);
+    free(p.modules[1].path);
+    p.modules[1].path = strdup("/x.so");
+
+    /* Values the reader would reject. */
+    p.rows[2].cands[0].median = NAN;
+    CU_ASSERT_EQUAL(mpce_pins_write(path, &p, why, sizeof(why)), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(why, "[row.3] cand.1"));
+    p.rows[2].cands[0].median = -1.0;
+    CU_ASSERT_EQUAL(mpce_pins_write(path, &p, why, sizeof(why)), -1);
+    p.rows[2].cands[0].median = INFINITY;
+    CU_ASSERT_EQUAL(mpce_pins_write(path, &p, why, sizeof(why)), -1);
+    p.rows[2].cands[0].median = 0;
+    free(p.rows[2].cands[1].status);
+    p.rows[2].cands[1].status = strdup("great");
+    CU_ASSERT_EQUAL(mpce_pins_write(path, &p, why, sizeof(why)), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(why, "great"));
+    free(p.rows[2].cands[1].status);
+    p.rows[2].cands[1].status = strdup("ok");
+    free(p.rows[2].cands[2].impl);
+    p.rows[2].cands[2].impl = strdup("bad name");
+    CU_ASSERT_EQUAL(mpce_pins_write(path, &p, why, sizeof(why)), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(why, "[row.3] cand.3"));
+    free(p.rows[2].cands[2].impl);
+    p.rows[2].cands[2].impl = strdup("lpn-soft");
+    CU_ASSERT_EQUAL(mpce_pins_set_header(&p, "0.1.0", "yesterday", "quick", "cpu"), 0);
+    CU_ASSERT_EQUAL(mpce_pins_write(path, &p, why, sizeof(why)), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(why, "date"));
+    CU_ASSERT_EQUAL(mpce_pins_set_header(&p, "0.1.0", "2026-01-01T00:00:00Z", "lazy", "cpu"),
+                    0);
+    CU_ASSERT_EQUAL(mpce_pins_write(path, &p, why, sizeof(why)), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(why, "effort"));
+    CU_ASSERT_EQUAL(access(path, F_OK), -1);
+
+    /* Fixed, it writes; into a missing directory, which is created. */
+    CU_ASSERT_EQUAL(mpce_pins_set_header(&p, "0.1.0", "2026-01-01T00:00:00Z", "patient",
+                                         "cpu"), 0);
+    char sub[PATH_LEN], subpath[PATH_LEN];
+    join(sub, dir, "new");
+    join(subpath, sub, MPCE_PINS_FILE);
+    CU_ASSERT_EQUAL(mpce_pins_write(subpath, &p, why, sizeof(why)), 0);
+    CU_ASSERT_EQUAL(mpce_pins_read(subpath, &out, why, sizeof(why)), MPCE_PINS_READ_OK);
+    CU_ASSERT_STRING_EQUAL(out.effort, "patient");
+    mpce_pins_free(&out);
+    /* Only the last component is created. */
+    char deep[PATH_LEN];
+    join(deep, dir, "a/b/pins.ini");
+    CU_ASSERT_EQUAL(mpce_pins_write(deep, &p, why, sizeof(why)), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(why, "No such file"));
+
+    unlink(subpath);
+    rmdir(sub);
+    free(long_text);
+    mpce_pins_free(&p);
+    tu_remove_dir(dir);
+}
+
+/* ---- 2. what is at the path --------------------------------------------- */
+
+static void test_not_a_file(void)
+{
+    char *dir = tu_temp_dir();
+    char path[PATH_LEN], why[WHY_LEN];
+    join(path, dir, MPCE_PINS_FILE);
+    struct mpce_pins p;
+
+    CU_ASSERT_EQUAL(mpce_pins_read(path, &p, why, sizeof(why)), MPCE_PINS_READ_MISSING);
+    CU_ASSERT_EQUAL(p.n_rows, 0);
+    CU_ASSERT_EQUAL(mpce_pins_read(path, &p, NULL, 0), MPCE_PINS_READ_MISSING);
+
+    CU_ASSERT_FATAL(mkdir(path, 0755) == 0);
+    enum mpce_pins_read_result res = mpce_pins_read(path, &p, why, sizeof(why));
+    CU_ASSERT_NOT_EQUAL(res, MPCE_PINS_READ_OK);
+    CU_ASSERT_NOT_EQUAL(res, MPCE_PINS_READ_MISSING);
+    CU_ASSERT_PTR_NOT_NULL(strstr(why, "directory"));
+    CU_ASSERT_EQUAL(rmdir(path), 0);
+
+    /* A FIFO: refused at once, not waited on. */
+    CU_ASSERT_FATAL(mkfifo(path, 0644) == 0);
+    uint64_t t0 = ms_now();
+    res = mpce_pins_read(path, &p, why, sizeof(why));
+    CU_ASSERT_NOT_EQUAL(res, MPCE_PINS_READ_OK);
+    CU_ASSERT_NOT_EQUAL(res, MPCE_PINS_READ_MISSING);
+    CU_ASSERT(ms_now() - t0 < 1000);
+    CU_ASSERT_EQUAL(unlink(path), 0);
+
+    /* A symbolic link to a valid pins file. */
+    char real[PATH_LEN];
+    join(real, dir, "real.ini");
+    struct mpce_pins s;
+    build_sample(&s);
+    CU_ASSERT_FATAL(mpce_pins_write(real, &s, why, sizeof(why)) == 0);
+    mpce_pins_free(&s);
+    CU_ASSERT_EQUAL(mpce_pins_read(real, &p, why, sizeof(why)), MPCE_PINS_READ_OK);
+    mpce_pins_free(&p);
+    CU_ASSERT_FATAL(symlink(real, path) == 0);
+    res = mpce_pins_read(path, &p, why, sizeof(why));
+    CU_ASSERT_NOT_EQUAL(res, MPCE_PINS_READ_OK);
+    CU_ASSERT_NOT_EQUAL(res, MPCE_PINS_READ_MISSING);
+    CU_ASSERT_PTR_NOT_NULL(strstr(why, "link"));
+    CU_ASSERT_EQUAL(p.n_rows, 0);
+
+    /* No read permission (not as root, who reads anyway). */
+    if (geteuid() != 0) {
+        CU_ASSERT_EQUAL(chmod(real, 0), 0);
+        CU_ASSERT_EQUAL(mpce_pins_read(real, &p, why, sizeof(why)), MPCE_PINS_READ_ERROR);
+        CU_ASSERT_PTR_NOT_NULL(strstr(why, strerror(EACCES)));
+    }
+    tu_remove_dir(dir);
+}
+
+/* ---- 3. damaged and hand-edited files ----------------------------------- */
+
+static void test_seal(void)
+{
+    char path[PATH_LEN], why[WHY_LEN];
+    char *text;
+    size_t len;
+    char *dir = sample_dir(path, &text, &len);
+    struct mpce_pins p;
+
+    /* One byte flipped in the middle. */
+    char *bad = strdup(text);
+    CU_ASSERT_FATAL(bad != NULL);
+    bad[len / 2] ^= 0x01;
+    write_raw(path, bad, len);
+    CU_ASSERT_EQUAL(mpce_pins_read(path, &p, why, sizeof(why)), MPCE_PINS_READ_CORRUPT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(why, "seal"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(why, path));
+    free(bad);
+
+    /* Cut short anywhere: never OK. */
+    for (size_t cut = 0; cut < len; cut += 97) {
+        write_raw(path, text, cut);
+        enum mpce_pins_read_result res = mpce_pins_read(path, &p, why, sizeof(why));
+        CU_ASSERT_EQUAL(res, MPCE_PINS_READ_CORRUPT);
+        CU_ASSERT_PTR_NULL(p.rows);
+        if (res == MPCE_PINS_READ_OK)
+            mpce_pins_free(&p);
+    }
+    write_raw(path, text, len - 1);
+    CU_ASSERT_EQUAL(mpce_pins_read(path, &p, why, sizeof(why)), MPCE_PINS_READ_CORRUPT);
+
+    /* Anything after the seal line. */
+    char *more = malloc(len + 32);
+    CU_ASSERT_FATAL(more != NULL);
+    memcpy(more, text, len);
+    memcpy(more + len, "[row.9]\n", 8);
+    write_raw(path, more, len + 8);
+    CU_ASSERT_EQUAL(mpce_pins_read(path, &p, why, sizeof(why)), MPCE_PINS_READ_CORRUPT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(why, "after the seal"));
+    memcpy(more + len, "\n", 1);
+    write_raw(path, more, len + 1);
+    CU_ASSERT_EQUAL(mpce_pins_read(path, &p, why, sizeof(why)), MPCE_PINS_READ_CORRUPT);
+    free(more);
+
+    /* The seal line alone, and an empty file. */
+    write_raw(path, text + len - 81, 81);
+    CU_ASSERT_EQUAL(mpce_pins_read(path, &p, why, sizeof(why)), MPCE_PINS_READ_CORRUPT);
+    write_raw(path, "", 0);
+    CU_ASSERT_EQUAL(mpce_pins_read(path, &p, why, sizeof(why)), MPCE_PINS_READ_CORRUPT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(why, "seal"));
+
+    /* The original again: OK. */
+    write_raw(path, text, len);
+    CU_ASSERT_EQUAL(mpce_pins_read(path, &p, why, sizeof(why)), MPCE_PINS_READ_OK);
+    mpce_pins_free(&p);
+    free(text);
+    tu_remove_dir(dir);
+}
+
+/* Sealed correctly over edited text: the content checks must catch it. */
+static void test_strict_content(void)
+{
+    char path[PATH_LEN], why[WHY_LEN];
+    char *text;
+    size_t len;
+    char *dir = sample_dir(path, &text, &len);
+    char *body = body_of(text);
+    struct mpce_pins p;
+
+    /* The helper itself: resealed unchanged text reads OK. */
+    char *same = reseal(body);
+    CU_ASSERT_STRING_EQUAL(same, text);
+    free(same);
+
+    /* An unknown key, named with its line. */
+    char *e = replace(body, "[row.2]\n", "[row.2]\nbogus = 1\n");
+    char where[PATH_LEN + 64];
+    snprintf(where, sizeof(where), "%s:%u: [row.2] bogus", path,
+             line_at(e, strstr(e, "bogus")));
+    expect_corrupt_body(path, e, where);
+    free(e);
+    e = replace(body, "[pins]\n", "[pins]\nSEAL = \"x\"\n");
+    expect_corrupt_body(path, e, "seal");
+    free(e);
+
+    /* Another format. */
+    e = replace(body, "format = 1\n", "format = 2\n");
+    expect_corrupt_body(path, e, "format");
+    free(e);
+    e = replace(body, "format = 1\n", "");
+    expect_corrupt_body(path, e, "format");
+    free(e);
+
+    /* Numbering: a gap, a duplicate, a leading zero, an unknown section. */
+    e = replace(body, "[row.2]\n", "[row.4]\n");
+    expect_corrupt_body(path, e, "without gaps");
+    free(e);
+    e = replace(body, "[row.3]\n", "[row.2]\n");
+    expect_corrupt_body(path, e, "twice");
+    free(e);
+    e = replace(body, "[row.3]\n", "[ROW.2]\n");
+    expect_corrupt_body(path, e, "twice");
+    free(e);
+    e = replace(body, "[row.3]\n", "[row.03]\n");
+    expect_corrupt_body(path, e, "unknown section");
+    free(e);
+    e = replace(body, "[blacklist.1]\n", "[extra]\n");
+    expect_corrupt_body(path, e, "unknown section [extra]");
+    free(e);
+    e = replace(body, "cand.2 = ", "cand.5 = ");
+    expect_corrupt_body(path, e, "[row.1]");
+    free(e);
+    e = replace(body, "why.2 = \"\"\n", "");
+    expect_corrupt_body(path, e, "why");
+    free(e);
+    e = replace(body, "key = \"prg.ecb.small\"\n", "key = \"prg.ecb.small\"\nkey = \"x\"\n");
+    expect_corrupt_body(path, e, "twice");
+    free(e);
+
+    /* Missing and malformed values. */
+    e = replace(body, "verdict = \"single ok\"\n", "");
+    expect_corrupt_body(path, e, "[row.3] missing key 'verdict'");
+    free(e);
+    e = replace(body, "size = 123456\n", "size = 12x\n");
+    expect_corrupt_body(path, e, "[module.2] size");
+    free(e);
+    e = replace(body, "size = 123456\n", "size = -1\n");
+    expect_corrupt_body(path, e, "[module.2] size");
+    free(e);
+    e = replace(body, "size = 123456\n", "size = 99999999999999999999999\n");
+    expect_corrupt_body(path, e, "[module.2] size");
+    free(e);
+    e = replace(body, "mtime = 1764522245\n", "mtime = 1.5\n");
+    expect_corrupt_body(path, e, "[module.2] mtime");
+    free(e);
+    e = replace(body, "ok 5.812000e-06", "ok nan");
+    snprintf(where, sizeof(where), "%s:%u: [row.1] cand.1: expected 'IMPL STATUS MEDIAN SPREAD'",
+             path, line_at(e, strstr(e, "ok nan")));
+    expect_corrupt_body(path, e, where);
+    free(e);
+    e = replace(body, "ok 5.812000e-06", "ok inf");
+    expect_corrupt_body(path, e, "cand.1");
+    free(e);
+    e = replace(body, "ok 5.812000e-06", "ok -5.812000e-06");
+    expect_corrupt_body(path, e, "cand.1");
+    free(e);
+    e = replace(body, "ok 5.812000e-06", "ok  5.812000e-06");
+    expect_corrupt_body(path, e, "cand.1");
+    free(e);
+    e = replace(body, "ntt-aesni-ifma ok", "ntt-aesni-ifma great");
+    expect_corrupt_body(path, e, "cand.1");
+    free(e);
+    e = replace(body, "2.100000e-02\"", "2.100000e-02 extra\"");
+    expect_corrupt_body(path, e, "cand.1");
+    free(e);
+    e = replace(body, "effort = \"quick\"", "effort = \"lazy\"");
+    expect_corrupt_body(path, e, "effort");
+    free(e);
+    e = replace(body, "plugins = \"aesni soft\"", "plugins = \"aesni  soft\"");
+    expect_corrupt_body(path, e, "plugins");
+    free(e);
+    e = replace(body, "sha256 = \"0123", "sha256 = \"X123");
+    expect_corrupt_body(path, e, "sha256");
+    free(e);
+
+    /* Syntax iniparser would read otherwise than it looks. */
+    e = replace(body, "[row.2]\n", "[row.2]\nwinner2 = a;b\n");
+    expect_corrupt_body(path, e, "expected a number");
+    free(e);
+    e = replace(body, "[row.2]\n", "[row.2]\nnot a key\n");
+    expect_corrupt_body(path, e, "expected [section]");
+    free(e);
+    e = replace(body, "[pins]\n", "[pins]\r\n");
+    expect_corrupt_body(path, e, "control character");
+    free(e);
+    e = replace(body, "shape = \"n=64\"", "shape = n64\\");
+    expect_corrupt_body(path, e, "backslash");
+    free(e);
+    e = replace(body, "[pins]\n", "stray = 1\n[pins]\n");
+    expect_corrupt_body(path, e, "outside any section");
+    free(e);
+
+    /* Comments and blank lines are fine. */
+    e = replace(body, "[row.2]\n", "; a note\n\n[row.2]\n  # another\n");
+    char *ok = reseal(e);
+    write_raw(path, ok, strlen(ok));
+    CU_ASSERT_EQUAL(mpce_pins_read(path, &p, why, sizeof(why)), MPCE_PINS_READ_OK);
+    CU_ASSERT_EQUAL(p.n_rows, 3);
+    mpce_pins_free(&p);
+    free(ok);
+    free(e);
+
+    /* Too large. */
+    char *huge = malloc((5u << 20) + 1);
+    CU_ASSERT_FATAL(huge != NULL);
+    memset(huge, '#', 5u << 20);
+    huge[5u << 20] = '\0';
+    write_raw(path, huge, 5u << 20);
+    CU_ASSERT_EQUAL(mpce_pins_read(path, &p, why, sizeof(why)), MPCE_PINS_READ_CORRUPT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(why, "too large"));
+    free(huge);
+
+    free(body);
+    free(text);
+    tu_remove_dir(dir);
+}
+
+/* ---- 4. concurrent read-modify-write under the lock ---------------------- */
+
+#define N_CHILDREN 6
+
+static int child_add_row(const char *dir, const char *path, int n, int go_fd)
+{
+    char c;
+    /* Wait until every child is forked, then race. */
+    if (read(go_fd, &c, 1) < 0)
+        return 10;
+    char why[WHY_LEN];
+    int fd = mpce_pins_lock(dir, 10000, why, sizeof(why));
+    if (fd < 0) {
+        fprintf(stderr, "  child %d: %s\n", n, why);
+        return 1;
+    }
+    struct mpce_pins p;
+    enum mpce_pins_read_result res = mpce_pins_read(path, &p, why, sizeof(why));
+    if (res == MPCE_PINS_READ_MISSING) {
+        if (mpce_pins_set_header(&p, "0.1.0", "2026-11-30T17:04:05Z", "quick", "cpu") != 0)
+            return 2;
+    } else if (res != MPCE_PINS_READ_OK) {
+        fprintf(stderr, "  child %d: %s\n", n, why);
+        return 3;
+    }
+    char key[64];
+    snprintf(key, sizeof(key), "child.%d", n);
+    struct mpce_pins_cand cand = {.impl = "soft", .status = "ok", .median = 1e-6 * (n + 1),
+                                  .spread = 0.01, .why = ""};
+    struct mpce_pins_row row = {.key = key, .shape = "n=1", .winner = "soft",
+                                .runner_up = "", .verdict = "only one",
+                                .cands = &cand, .n_cands = 1};
+    /* Some time between read and write, for a lost update to show. */
+    sleep_ms(5);
+    int rc = 0;
+    if (mpce_pins_put_row(&p, &row) != 0)
+        rc = 4;
+    else if (mpce_pins_write(path, &p, why, sizeof(why)) != 0) {
+        fprintf(stderr, "  child %d: %s\n", n, why);
+        rc = 5;
+    }
+    mpce_pins_free(&p);
+    mpce_pins_unlock(fd);
+    return rc;
+}
+
+static void test_concurrent_updates(void)
+{
+    char *dir = tu_temp_dir();
+    char path[PATH_LEN];
+    join(path, dir, MPCE_PINS_FILE);
+    int go[2];
+    CU_ASSERT_FATAL(pipe(go) == 0);
+    pid_t pids[N_CHILDREN];
+    fflush(stdout);
+    fflush(stderr);
+    for (int i = 0; i < N_CHILDREN; i++) {
+        pids[i] = fork();
+        CU_ASSERT_FATAL(pids[i] >= 0);
+        if (pids[i] == 0) {
+            close(go[1]);
+            int rc = child_add_row(dir, path, i, go[0]);
+            fflush(stderr);
+            free(dir);
+            _exit(rc);
+        }
+    }
+    close(go[0]);
+    close(go[1]); /* every child's read returns: go */
+    for (int i = 0; i < N_CHILDREN; i++) {
+        int status;
+        CU_ASSERT_EQUAL(waitpid(pids[i], &status, 0), pids[i]);
+        CU_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+    struct mpce_pins p;
+    char why[WHY_LEN];
+    CU_ASSERT_EQUAL_FATAL(mpce_pins_read(path, &p, why, sizeof(why)), MPCE_PINS_READ_OK);
+    CU_ASSERT_EQUAL(p.n_rows, N_CHILDREN);
+    for (int i = 0; i < N_CHILDREN; i++) {
+        char key[64];
+        snprintf(key, sizeof(key), "child.%d", i);
+        const struct mpce_pins_row *r = mpce_pins_find_row(&p, key);
+        CU_ASSERT_PTR_NOT_NULL(r);
+        if (r) {
+            CU_ASSERT_EQUAL(r->n_cands, 1);
+            CU_ASSERT_DOUBLE_EQUAL(r->cands[0].median, 1e-6 * (i + 1), 1e-12);
+        }
+    }
+    mpce_pins_free(&p);
+    tu_remove_dir(dir);
+}
+
+/* ---- 5. a writer killed at any moment ------------------------------------ */
+
+#define BIG_ROWS 300
+
+static void build_big(struct mpce_pins *p)
+{
+    memset(p, 0, sizeof(*p));
+    CU_ASSERT_FATAL(mpce_pins_set_header(p, "0.1.0", "2026-11-30T17:04:05Z", "measure",
+                                         "x86-64 test") == 0);
+    char verdict[901];
+    memset(verdict, 'v', 900);
+    verdict[900] = '\0';
+    struct mpce_pins_cand cands[3] = {
+        {.impl = "a-impl", .status = "ok", .median = 1.5e-6, .spread = 0.01, .why = ""},
+        {.impl = "b-impl", .status = "ok", .median = 2.5e-6, .spread = 0.02, .why = ""},
+        {.impl = "c-impl", .status = "wrong", .median = 0, .spread = 0, .why = verdict},
+    };
+    for (int i = 0; i < BIG_ROWS; i++) {
+        char key[64];
+        snprintf(key, sizeof(key), "op.%d.medium", i);
+        struct mpce_pins_row r = {.key = key, .shape = "N=4096", .winner = "a-impl",
+                                  .runner_up = "b-impl", .verdict = verdict,
+                                  .cands = cands, .n_cands = 3};
+        CU_ASSERT_FATAL(mpce_pins_add_row(p, &r) == 0);
+    }
+}
+
+static void test_killed_writer(void)
+{
+    char *dir = tu_temp_dir();
+    char path[PATH_LEN];
+    join(path, dir, MPCE_PINS_FILE);
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    CU_ASSERT_FATAL(pid >= 0);
+    if (pid == 0) {
+        struct mpce_pins p;
+        build_big(&p);
+        char why[WHY_LEN];
+        for (unsigned long n = 0;; n++) {
+            snprintf(p.rows[0].verdict, 32, "write %lu", n);
+            if (mpce_pins_write(path, &p, why, sizeof(why)) != 0) {
+                fprintf(stderr, "  writer: %s\n", why);
+                _exit(1);
+            }
+        }
+    }
+    /* Wait for the first file (up to 20 s: valgrind is slow). */
+    for (int i = 0; i < 2000 && access(path, F_OK) != 0; i++)
+        sleep_ms(10);
+    uint64_t seed = 0x5eed;
+    size_t ok = 0;
+    for (int i = 0; i < 20; i++) {
+        sleep_ms((unsigned)(tu_splitmix64(&seed) % 21));
+        struct mpce_pins p;
+        char why[WHY_LEN];
+        enum mpce_pins_read_result res = mpce_pins_read(path, &p, why, sizeof(why));
+        if (res != MPCE_PINS_READ_OK && res != MPCE_PINS_READ_MISSING) {
+            CU_FAIL("a reader saw a torn or corrupt file");
+            fprintf(stderr, "  read %d: %s\n", i, why);
+        }
+        if (res == MPCE_PINS_READ_OK) {
+            ok++;
+            CU_ASSERT_EQUAL(p.n_rows, BIG_ROWS);
+            mpce_pins_free(&p);
+        }
+    }
+    CU_ASSERT(ok > 0);
+    /* Kill it mid-write (or wherever it is). */
+    sleep_ms((unsigned)(tu_splitmix64(&seed) % 7));
+    CU_ASSERT_EQUAL(kill(pid, SIGKILL), 0);
+    int status;
+    CU_ASSERT_EQUAL(waitpid(pid, &status, 0), pid);
+    CU_ASSERT(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+    struct mpce_pins p;
+    char why[WHY_LEN];
+    CU_ASSERT_EQUAL(mpce_pins_read(path, &p, why, sizeof(why)), MPCE_PINS_READ_OK);
+    CU_ASSERT_EQUAL(p.n_rows, BIG_ROWS);
+    CU_ASSERT(strncmp(p.rows[0].verdict, "write ", 6) == 0);
+    /* A stray temporary does not disturb the next write either. */
+    CU_ASSERT_EQUAL(mpce_pins_write(path, &p, why, sizeof(why)), 0);
+    mpce_pins_free(&p);
+    CU_ASSERT_EQUAL(mpce_pins_read(path, &p, why, sizeof(why)), MPCE_PINS_READ_OK);
+    mpce_pins_free(&p);
+    tu_remove_dir(dir);
+}
+
+/* ---- 6. the lock --------------------------------------------------------- */
+
+static void test_lock_timeout(void)
+{
+    char *dir = tu_temp_dir();
+    char why[WHY_LEN];
+    int fd = mpce_pins_lock(dir, 0, why, sizeof(why));
+    CU_ASSERT_FATAL(fd >= 0);
+    char lock[PATH_LEN];
+    join(lock, dir, MPCE_PINS_LOCK);
+    struct stat st;
+    CU_ASSERT_EQUAL(stat(lock, &st), 0);
+    CU_ASSERT(S_ISREG(st.st_mode));
+
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    CU_ASSERT_FATAL(pid >= 0);
+    if (pid == 0) {
+        uint64_t t0 = ms_now();
+        char cwhy[WHY_LEN] = "";
+        int cfd = mpce_pins_lock(dir, 50, cwhy, sizeof(cwhy));
+        uint64_t took = ms_now() - t0;
+        int rc = 0;
+        if (cfd >= 0)
+            rc = 1;
+        else if (!strstr(cwhy, "held") || !strstr(cwhy, MPCE_PINS_LOCK))
+            rc = 2;
+        else if (took < 40 || took > 1000)
+            rc = 3;
+        if (rc)
+            fprintf(stderr, "  child: rc %d after %llu ms: %s\n", rc, (unsigned long long)took,
+                    cwhy);
+        /* wait 0: one try only. */
+        t0 = ms_now();
+        if (rc == 0 && (mpce_pins_lock(dir, 0, cwhy, sizeof(cwhy)) >= 0 || ms_now() - t0 > 500))
+            rc = 4;
+        fflush(stderr);
+        free(dir); /* the child's copy: valgrind checks the child's leaks too */
+        _exit(rc);
+    }
+    int status;
+    CU_ASSERT_EQUAL(waitpid(pid, &status, 0), pid);
+    CU_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+
+    /* Released while another waits: the waiter gets it. */
+    fflush(stdout);
+    fflush(stderr);
+    pid = fork();
+    CU_ASSERT_FATAL(pid >= 0);
+    if (pid == 0) {
+        char cwhy[WHY_LEN];
+        int cfd = mpce_pins_lock(dir, 10000, cwhy, sizeof(cwhy));
+        if (cfd < 0)
+            fprintf(stderr, "  waiter: %s\n", cwhy);
+        mpce_pins_unlock(cfd);
+        free(dir);
+        _exit(cfd >= 0 ? 0 : 1);
+    }
+    sleep_ms(100);
+    mpce_pins_unlock(fd);
+    CU_ASSERT_EQUAL(waitpid(pid, &status, 0), pid);
+    CU_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+
+    /* Free again: taken at once. */
+    fd = mpce_pins_lock(dir, 0, why, sizeof(why));
+    CU_ASSERT(fd >= 0);
+    mpce_pins_unlock(fd);
+    mpce_pins_unlock(-1);
+
+    /* A directory that cannot be created. */
+    char bad[PATH_LEN];
+    join(bad, dir, "missing/deeper");
+    CU_ASSERT_EQUAL(mpce_pins_lock(bad, 0, why, sizeof(why)), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(why, "missing/deeper"));
+    tu_remove_dir(dir);
+}
+
+static const struct tu_test tests[] = {
+    {"round trip", test_round_trip},
+    {"writer limits and refusals", test_writer_limits},
+    {"missing, directory, fifo, symlink", test_not_a_file},
+    {"seal: flipped, truncated, appended", test_seal},
+    {"strict content under a valid seal", test_strict_content},
+    {"concurrent updates under the lock", test_concurrent_updates},
+    {"killed writer leaves no torn file", test_killed_writer},
+    {"lock timeout", test_lock_timeout},
+    {NULL, NULL},
+};
+
+int main(void)
+{
+    return tu_main("pins", tests);
+}
