@@ -1,0 +1,223 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The selector's tests: a module that crashes, one that hangs and one that
+ * is wrong, each only on tuning-sized calls, and one that wins only on large
+ * calls. Built from this one source, one -DTUNE_<NAME> each; every one is a
+ * plugin with a single PRG implementation (ecb, mmo and ctr) on OpenSSL EVP
+ * AES (evp_prg.c), so it passes the engine's self-test on its own merits:
+ * the PRG records' largest call is 17 blocks (34 for mmo with m = 2), far
+ * below every threshold here.
+ *
+ *   CRASH  tunecrash, prg-tune-crash: from 4096 work elements up, a write
+ *          through a volatile NULL pointer (SIGSEGV, not raise())
+ *   HANG   tunehang, prg-tune-hang: from 4096 work elements up, sleeps
+ *          forever (nanosleep in a loop: SIGTERM and SIGKILL still end it)
+ *   WRONG  tunewrong, prg-tune-wrong: from 1024 work elements up, returns 0
+ *          at once having only flipped bit 0 of output block 0: far faster
+ *          than any AES, and wrong
+ *   LARGE  tunelarge, prg-tune-large: always correct; each call busy-waits
+ *          TUNE_LARGE_WAIT_NS on CLOCK_MONOTONIC, then runs OpenSSL's AES
+ *          (AES-NI where the CPU has it). It loses to prg-soft-bitslice on
+ *          small calls (>= 2x at 1024 blocks) and wins on large ones (>= 2x
+ *          at 65536): the crossover was measured at about 6400 blocks on an
+ *          AMD EPYC, where soft takes ~78 ns a block
+ *
+ * A work element is the size classes' unit: a 16-byte block for ecb and
+ * ctr, blocks x keys (n * m) for mmo. The engine splits a PORTABLE
+ * implementation's public-API call into slices of at least 4096 / m seeds
+ * (rounded down), so a call over a threshold reaches the op over it too,
+ * except for mmo with an m that does not divide 4096 (slices may then be a
+ * few elements short of 4096) and under a lowered slice minimum; mpcengine
+ * bench and the self-test call the op unsplit.
+ *
+ * Class PORTABLE at priority 1, the bottom of the class: a SIMD-class
+ * implementation is clamped to 200..399 and so would outrank the built-in
+ * soft backend (PORTABLE, 100) by priority alone. At 1 it is never "auto"'s
+ * default; only a pin (the selector's, or an explicit one) or --impl picks
+ * it.
+ */
+#include "config.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "tests/modules/evp_prg.h"
+
+#if defined(TUNE_CRASH)
+#define TUNE_NAME "crash"
+#elif defined(TUNE_HANG)
+#define TUNE_NAME "hang"
+#elif defined(TUNE_WRONG)
+#define TUNE_NAME "wrong"
+#elif defined(TUNE_LARGE)
+#define TUNE_NAME "large"
+#else
+#error "build with one -DTUNE_<NAME>"
+#endif
+
+/* Work elements from which CRASH and HANG misbehave (the medium class's
+ * lower bound) and WRONG does. */
+#define TUNE_BAD_ELEMENTS 4096u
+#define TUNE_WRONG_ELEMENTS 1024u
+/* LARGE's fixed cost per call: at 40 us it already beat soft at 1024 blocks
+ * (~42 us against ~80 us); 500 us puts the crossover midway, on a log
+ * scale, between 1024 and 65536 blocks on the CPU it was measured on. */
+#ifndef TUNE_LARGE_WAIT_NS
+#define TUNE_LARGE_WAIT_NS 500000L
+#endif
+
+/* The EVP state, and m for counting mmo's work elements (evp_prg's state is
+ * opaque). Read-only after ctx_new: concurrent ops on it are safe. */
+struct tune_state {
+    void *evp;
+    size_t m;
+};
+
+static int tune_ctx_new(void *module, const uint8_t *keys, size_t m, void **state)
+{
+    struct tune_state *s = calloc(1, sizeof(*s));
+    if (!s)
+        return MPCE_ERR_NOMEM;
+    int rc = evp_prg_ctx_new(module, keys, m, &s->evp);
+    if (rc != 0) {
+        free(s);
+        return rc;
+    }
+    s->m = m;
+    *state = s;
+    return 0;
+}
+
+static void tune_ctx_free(void *state)
+{
+    struct tune_state *s = state;
+    if (s)
+        evp_prg_ctx_free(s->evp);
+    free(s);
+}
+
+/* What the variant does before a call of `elements` work elements: 0 to go
+ * on and compute, 1 when it has already "answered" (WRONG). */
+static int misbehave(uint8_t *out, uint64_t elements)
+{
+#if defined(TUNE_CRASH)
+    (void)out;
+    if (elements >= TUNE_BAD_ELEMENTS) {
+        /* A real invalid write: the pointer is volatile, so the compiler
+         * cannot see that it is NULL, and so is what it points to, so the
+         * store cannot be dropped. */
+        volatile int *volatile nowhere = NULL;
+        *nowhere = 1;
+    }
+#elif defined(TUNE_HANG)
+    (void)out;
+    if (elements >= TUNE_BAD_ELEMENTS) {
+        for (;;) {
+            struct timespec ts = {.tv_sec = 0, .tv_nsec = 100000000L};
+            nanosleep(&ts, NULL);
+        }
+    }
+#elif defined(TUNE_WRONG)
+    if (elements >= TUNE_WRONG_ELEMENTS) {
+        out[0] ^= 1;
+        return 1;
+    }
+#else
+    (void)out;
+    (void)elements;
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    do
+        clock_gettime(CLOCK_MONOTONIC, &t);
+    while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < TUNE_LARGE_WAIT_NS);
+#endif
+    return 0;
+}
+
+static int tune_ecb(void *state, const struct mpce_call *call, size_t key_index,
+                    const uint8_t *in, uint8_t *out, size_t n)
+{
+    struct tune_state *s = state;
+    if (misbehave(out, n))
+        return 0;
+    return evp_prg_ecb(s->evp, call, key_index, in, out, n);
+}
+
+/* MMO as one EVP ECB pass per key over a chunk of seeds (evp_prg_mmo makes
+ * an EVP context per block, which would hide LARGE's AES-NI speed). */
+#define TUNE_MMO_CHUNK 16384u
+
+static int tune_mmo(void *state, const struct mpce_call *call, const uint8_t *seeds,
+                    uint8_t *out, size_t n)
+{
+    struct tune_state *s = state;
+    if (misbehave(out, (uint64_t)n * s->m))
+        return 0;
+    size_t cap = n < TUNE_MMO_CHUNK ? n : TUNE_MMO_CHUNK;
+    uint8_t *tmp = malloc(16 * cap);
+    if (!tmp)
+        return MPCE_ERR_NOMEM;
+    int rc = 0;
+    for (size_t done = 0; rc == 0 && done < n; done += cap) {
+        size_t k = n - done < cap ? n - done : cap;
+        const uint8_t *in = seeds + 16 * done;
+        for (size_t j = 0; rc == 0 && j < s->m; j++) {
+            rc = evp_prg_ecb(s->evp, call, j, in, tmp, k);
+            for (size_t i = 0; rc == 0 && i < k; i++) {
+                uint8_t *o = out + 16 * ((done + i) * s->m + j);
+                for (int b = 0; b < 16; b++)
+                    o[b] = tmp[16 * i + b] ^ in[16 * i + b];
+            }
+        }
+    }
+    free(tmp);
+    return rc;
+}
+
+static int tune_ctr(void *state, const struct mpce_call *call, size_t key_index, uint64_t c0,
+                    uint8_t *out, size_t n)
+{
+    struct tune_state *s = state;
+    if (misbehave(out, n))
+        return 0;
+    return evp_prg_ctr(s->evp, call, key_index, c0, out, n);
+}
+
+static const struct mpce_prg_ops tune_ops = {
+    .struct_size = sizeof(struct mpce_prg_ops),
+    .ctx_new = tune_ctx_new,
+    .ctx_free = tune_ctx_free,
+    .ecb = tune_ecb,
+    .mmo = tune_mmo,
+    .ctr = tune_ctr,
+};
+
+static const struct mpce_impl impl = {
+    .struct_size = sizeof(struct mpce_impl),
+    .primitive = MPCE_PRIM_PRG,
+    .name = "prg-tune-" TUNE_NAME,
+    .impl_class = MPCE_CLASS_PORTABLE,
+    .priority = 1,
+    .flags = MPCE_IMPL_CONSTANT_TIME,
+    .memory = MPCE_MEM_HOST,
+    .ops = &tune_ops,
+};
+static const struct mpce_impl *const impls[] = {&impl};
+
+static const struct mpce_plugin plugin = {
+    .struct_size = sizeof(struct mpce_plugin),
+    .abi_major = MPCE_PLUGIN_ABI_MAJOR,
+    .abi_minor = MPCE_PLUGIN_ABI_MINOR,
+    .name = "tune" TUNE_NAME,
+    .version = "1",
+    .n_impls = 1,
+    .impls = impls,
+};
+
+MPCE_API const struct mpce_plugin *mpce_plugin_entry_v2(void);
+const struct mpce_plugin *mpce_plugin_entry_v2(void)
+{
+    return &plugin;
+}
