@@ -95,6 +95,8 @@ struct mpce_module {
     struct mpce_device_fault device_faults[MPCE_MODULE_MAX_DEVICES];
     size_t n_device_faults;
     char sha256[65];           /* of the bytes loaded; "" for built-in */
+    unsigned long long size;   /* of the file loaded; 0 for built-in */
+    long long mtime;
     char version[320];         /* version, and what describe() found */
 };
 
@@ -154,14 +156,22 @@ struct mpce_route_entry {
     unsigned n;
     int pinned;                     /* an explicit pin: no fallback */
     const char *pin_name;           /* the pinned implementation's name */
-    const char *source;             /* "priority" or the pin's source */
+    const char *source;             /* "priority", the pin's source, or the
+                                       selector's row ("pins FILE: KEY ...") */
+    int measured;                   /* ordered by the selector's row */
 };
+
+/* Variants of a context's parameters that are routed apart
+ * (selector/shape.c: the NTT's modulus width, the LPN table's size). */
+#define MPCE_VARIANTS 2u
 
 /* Built from pins and priorities, published whole; superseded tables stay
  * until the engine is freed, since contexts may still be reading them. */
 struct mpce_table {
-    struct mpce_route_entry e[MPCE_OP_COUNT][MPCE_SIZE_CLASSES];
+    /* [op][variant][size class]: the variant is the context's (selector.h). */
+    struct mpce_route_entry e[MPCE_OP_COUNT][MPCE_VARIANTS][MPCE_SIZE_CLASSES];
     uint16_t *pool;
+    char *sources;                  /* the selector rows' source strings */
     struct mpce_table *older;
 };
 
@@ -183,6 +193,8 @@ struct mpce_keep {
     struct mpce_keep *next;
 };
 
+struct mpce_selector;
+
 struct mpce_engine {
     int refs;                       /* the owner's (global or mpce_engine_new) + one
                                        per context, buffer and queue */
@@ -198,6 +210,7 @@ struct mpce_engine {
     struct mpce_devrec **devices;   /* pointers stay put */
     size_t n_devices, cap_devices;
 
+    struct mpce_selector *selector; /* pins in use (engine/selector) */
     struct mpce_table *table;       /* published with a release store */
     unsigned generation;            /* bumped whenever a slot's state changes */
     struct mpce_keep *kept;         /* listings handed out */

@@ -136,7 +136,7 @@ static void setup(void)
     /* The user's own engine.conf must not change what the tests see. */
     snprintf(conf, sizeof(conf), "%s/engine.conf", dir);
     FILE *f = fopen(conf, "w");
-    if (f == NULL || fputs("[engine]\nuser_config = no\n", f) < 0 || fclose(f) != 0) {
+    if (f == NULL || fputs("[engine]\nuser_config = no\n[tune]\nmode = off\n", f) < 0 || fclose(f) != 0) {
         perror(conf);
         exit(1);
     }

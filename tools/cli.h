@@ -25,6 +25,8 @@ int cmd_dpf_gen(int argc, char **argv);
 int cmd_dpf_eval(int argc, char **argv);
 int cmd_dpf_evalall(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_tune(int argc, char **argv);
+int cmd_pins(int argc, char **argv);
 
 /* Usage text of each subcommand, shown by --help and by group help. */
 extern const char cli_usage_list[];
@@ -40,5 +42,7 @@ extern const char cli_usage_dpf_gen[];
 extern const char cli_usage_dpf_eval[];
 extern const char cli_usage_dpf_evalall[];
 extern const char cli_usage_bench[];
+extern const char cli_usage_tune[];
+extern const char cli_usage_pins[];
 
 #endif

@@ -64,6 +64,11 @@ int cli_plugin_path(const struct cli_cmd *cmd, const char **path)
 
 int cli_engine_start(const struct cli_cmd *cmd)
 {
+    return cli_engine_start_flags(cmd, 0);
+}
+
+int cli_engine_start_flags(const struct cli_cmd *cmd, unsigned flags)
+{
     mpce_options opts;
     memset(&opts, 0, sizeof(opts));
     opts.struct_size = sizeof(opts);
@@ -71,6 +76,7 @@ int cli_engine_start(const struct cli_cmd *cmd)
     int rc = cli_plugin_path(cmd, &opts.plugin_path);
     if (rc != 0)
         return rc;
+    opts.flags = flags;
     opts.log = log_to_stderr;
     opts.log_level = log_level();
     mpce_status st = mpce_init_with(&opts);

@@ -13,6 +13,8 @@
  * stderr (MPCENGINE_LOG sets the level). Returns 0, or CLI_EXIT_ENGINE with
  * the message printed. */
 int cli_engine_start(const struct cli_cmd *cmd);
+/* The same with MPCE_OPT_* flags (tune and pins start without tuning). */
+int cli_engine_start_flags(const struct cli_cmd *cmd, unsigned flags);
 
 /* --plugin-path with every relative entry made absolute against the working
  * directory (the library takes absolute directories only), or NULL when the

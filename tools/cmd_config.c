@@ -15,13 +15,15 @@ const char cli_usage_config[] =
     "usage: mpcengine config [--json] [--config FILE] [--plugin-path DIRS]\n"
     "  The effective configuration: the files read, in order; every setting with\n"
     "  the file and line (or variable, or \"default\") that set it; and, per\n"
-    "  operation and size class (tiny < 64, small < 4096, medium < 262144 units,\n"
-    "  large), the implementation \"auto\" runs, the order it tries them in and\n"
-    "  what decided (a pin or the priorities). A context whose parameters an\n"
+    "  operation, variant (\"q50\"/\"qwide\": NTT moduli below 2^50 or not;\n"
+    "  \"k16\"/\"kbig\": LPN tables up to 2^16 blocks or larger) and size class\n"
+    "  (tiny < 64, small < 4096, medium < 262144 units, large), the implementation\n"
+    "  \"auto\" runs, the order it tries them in and what decided (a pin, the\n"
+    "  selector's measurement or the priorities). A context whose parameters an\n"
     "  implementation does not serve moves on down the order.\n"
     "  --json             one object with keys files, settings (section, key,\n"
-    "                     value, source) and routes (op, size_class, impl, order,\n"
-    "                     source)\n"
+    "                     value, source) and routes (op, variant, size_class, impl,\n"
+    "                     order, source)\n"
     "  --config FILE      read FILE instead of the administrator's engine.conf\n"
     "  --plugin-path DIRS module directories, ':'-separated, replacing plugin_path\n"
     "  --help             show this text\n";
@@ -45,10 +47,11 @@ static void print_json(const char *const *files, size_t nfiles, const mpce_setti
     printf("],\n \"routes\": [");
     for (size_t i = 0; i < nroutes; i++) {
         const mpce_route_info *r = &routes[i];
-        const char *const kv[] = {"op",    r->op,    "size_class", r->size_class, "impl", r->impl,
-                                  "order", r->order, "source",     r->source};
+        const char *const kv[] = {"op",    r->op,    "variant", r->variant, "size_class",
+                                  r->size_class, "impl", r->impl, "order", r->order,
+                                  "source", r->source};
         printf("%s\n  {", i ? "," : "");
-        cli_json_fields(kv, 5);
+        cli_json_fields(kv, 6);
         putchar('}');
     }
     printf("]}\n");
@@ -73,17 +76,23 @@ static void print_text(const char *const *files, size_t nfiles, const mpce_setti
         printf("  %-*s  (%s)\n", w, line, cli_source_name(set[i].source));
     }
     int wop = 2, wimpl = 4;
+    char opv[64];
     for (size_t i = 0; i < nroutes; i++) {
-        int a = (int)strlen(routes[i].op), b = (int)strlen(routes[i].impl);
+        int a = snprintf(opv, sizeof(opv), "%s%s%s", routes[i].op, routes[i].variant[0] ? " " : "",
+                         routes[i].variant);
+        int b = (int)strlen(routes[i].impl);
         wop = a > wop ? a : wop;
         wimpl = b > wimpl ? b : wimpl;
     }
     printf("auto, per operation and size class:\n  %-*s  %-6s  %-*s  %s\n", wop, "OP", "SIZE",
            wimpl, "IMPL", "DECIDED BY; ORDER");
-    for (size_t i = 0; i < nroutes; i++)
-        printf("  %-*s  %-6s  %-*s  %s; %s\n", wop, routes[i].op, routes[i].size_class, wimpl,
+    for (size_t i = 0; i < nroutes; i++) {
+        snprintf(opv, sizeof(opv), "%s%s%s", routes[i].op, routes[i].variant[0] ? " " : "",
+                 routes[i].variant);
+        printf("  %-*s  %-6s  %-*s  %s; %s\n", wop, opv, routes[i].size_class, wimpl,
                routes[i].impl[0] ? routes[i].impl : "-", routes[i].source,
                routes[i].order[0] ? routes[i].order : "(none usable)");
+    }
 }
 
 int cmd_config(int argc, char **argv)

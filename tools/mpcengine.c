@@ -35,6 +35,8 @@ static const struct command {
     {NULL, "config", cmd_config, cli_usage_config},
     {NULL, "lpn", cmd_lpn, cli_usage_lpn},
     {NULL, "bench", cmd_bench, cli_usage_bench},
+    {NULL, "tune", cmd_tune, cli_usage_tune},
+    {NULL, "pins", cmd_pins, cli_usage_pins},
     {"prg", "ecb", cmd_prg_ecb, cli_usage_prg_ecb},
     {"prg", "mmo", cmd_prg_mmo, cli_usage_prg_mmo},
     {"prg", "ctr", cmd_prg_ctr, cli_usage_prg_ctr},

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "engine/internal.h"
+#include "engine/selector/selector.h"
 
 static const char *state_name(enum mpce_selftest_state st)
 {
@@ -72,6 +73,13 @@ static const mpce_impl_info *build_rows(mpce_engine *e, size_t *count)
             snprintf(vt, sizeof(vt), "variable-time: set allow_variable_time = yes in "
                      "engine.conf to use it");
             why = vt;
+        }
+        const char *bl = mpce_selector_blacklisted(e, s->module);
+        char blw[400];
+        if (bl != NULL && !why[0]) {
+            snprintf(blw, sizeof(blw), "auto never chooses it: blacklisted by the selector: "
+                     "%.300s (see `mpcengine pins`)", bl);
+            why = blw;
         }
         row->reason = put(&t, "%s%s%s", why, why[0] && s->note[0] ? "; " : "", s->note);
         row->path = s->module->path;
@@ -191,18 +199,23 @@ mpce_status mpce_routes(mpce_engine *engine, const mpce_route_info **rows, size_
     const struct mpce_table *t = __atomic_load_n(&e->table, __ATOMIC_ACQUIRE);
     size_t n = 0;
     for (unsigned op = 0; op < MPCE_OP_COUNT; op++)
-        n += mpce_op_routed((enum mpce_op_id)op) ? MPCE_SIZE_CLASSES : 0;
+        n += mpce_op_routed((enum mpce_op_id)op)
+                 ? MPCE_SIZE_CLASSES * mpce_variant_count(mpce_op_info[op].prim)
+                 : 0;
     /* `order` lists every usable candidate, so each one's self-test decides
      * whether it is listed: run them all (once per engine). */
     for (unsigned op = 0; op < MPCE_OP_COUNT; op++)
-        for (unsigned sc = 0; mpce_op_routed((enum mpce_op_id)op) && sc < MPCE_SIZE_CLASSES; sc++) {
-            struct mpce_slot *pinned =
-                t->e[op][sc].pinned ? mpce_registry_find(e, t->e[op][sc].pin_name) : NULL;
-            if (pinned != NULL && mpce_slot_state(pinned) != MPCE_ST_SKIPPED)
-                mpce_registry_ensure_tested(e, pinned);
-            for (unsigned i = 0; i < t->e[op][sc].n; i++)
-                mpce_registry_ensure_tested(e, e->slots[t->e[op][sc].cand[i]]);
-        }
+        for (unsigned v = 0; v < mpce_variant_count(mpce_op_info[op].prim); v++)
+            for (unsigned sc = 0; mpce_op_routed((enum mpce_op_id)op) && sc < MPCE_SIZE_CLASSES;
+                 sc++) {
+                const struct mpce_route_entry *en = &t->e[op][v][sc];
+                struct mpce_slot *pinned =
+                    en->pinned ? mpce_registry_find(e, en->pin_name) : NULL;
+                if (pinned != NULL && mpce_slot_state(pinned) != MPCE_ST_SKIPPED)
+                    mpce_registry_ensure_tested(e, pinned);
+                for (unsigned i = 0; i < en->n; i++)
+                    mpce_registry_ensure_tested(e, e->slots[en->cand[i]]);
+            }
     pthread_mutex_lock(&e->lock);
     if (e->routes != NULL && e->routes_table == t && e->routes_generation == e->generation) {
         /* Nothing changed since the last snapshot: hand it out again
@@ -223,10 +236,13 @@ mpce_status mpce_routes(mpce_engine *engine, const mpce_route_info **rows, size_
         for (unsigned op = 0; op < MPCE_OP_COUNT; op++) {
             if (!mpce_op_routed((enum mpce_op_id)op))
                 continue;
-            for (unsigned sc = 0; sc < MPCE_SIZE_CLASSES; sc++, k++) {
-                const struct mpce_route_entry *en = &t->e[op][sc];
+            const mpce_primitive prim = mpce_op_info[op].prim;
+            for (unsigned x = 0; x < MPCE_SIZE_CLASSES * mpce_variant_count(prim); x++, k++) {
+                const unsigned v = x / MPCE_SIZE_CLASSES, sc = x % MPCE_SIZE_CLASSES;
+                const struct mpce_route_entry *en = &t->e[op][v][sc];
                 mpce_route_info *row = &r[k];
                 row->op = mpce_op_info[op].name;
+                row->variant = mpce_variant_name(prim, v);
                 row->size_class = mpce_size_class_name(sc);
                 row->source = en->source;
                 if (en->pinned) {

@@ -50,6 +50,25 @@ struct mpce_setting_rec {
     char *source;  /* "FILE:LINE", "MPCENGINE_*", "mpce_options", "default" */
 };
 
+/* [tune] mode: what the first engine that finds no valid pins does. */
+enum mpce_tune_mode {
+    MPCE_TUNE_AUTO = 0,      /* run the quick tune out of process, wait at most timeout */
+    MPCE_TUNE_BACKGROUND,    /* start it and do not wait */
+    MPCE_TUNE_OFF,           /* priority order; pins files are not read */
+    MPCE_TUNE_FORCE,         /* re-tune at every start, wait at most timeout */
+    MPCE_TUNE_WARN           /* use stale pins, and log why they may be stale */
+};
+
+/* [tune] settings. */
+struct mpce_tune_config {
+    enum mpce_tune_mode mode;
+    int mode_set;            /* set by a file or option, not the default */
+    unsigned timeout_ms;     /* how long auto and force wait (default 10 s) */
+    unsigned hang_ms;        /* silence after which a candidate is hung (30 s) */
+    char *dir;               /* the one pins directory to use; NULL: system, then user */
+    char *helper;            /* the probe helper; NULL: the compiled-in one */
+};
+
 struct mpce_logger;
 
 /* The plugin built into the library. It keeps every primitive served, so
@@ -71,6 +90,7 @@ struct mpce_config {
     size_t n_plugins;
     struct mpce_pin *pins;
     size_t n_pins;
+    struct mpce_tune_config tune;
     struct mpce_setting_rec *settings;
     size_t n_settings;
     char **files;                /* files read, in order */
@@ -118,6 +138,9 @@ const char *mpce_config_env(const struct mpce_config *cfg, const char *name);
  * or NULL. */
 const struct mpce_pin *mpce_config_pin(const struct mpce_config *cfg, const char *op,
                                        unsigned size_class);
+
+/* "auto", "background", "off", "force", "warn". */
+const char *mpce_tune_mode_name(enum mpce_tune_mode mode);
 
 /* The [plugin.NAME] section for a plugin, or NULL. */
 const struct mpce_plugin_setting *mpce_config_plugin(const struct mpce_config *cfg,

@@ -533,6 +533,65 @@ static mpce_status apply_engine(struct mpce_config *cfg, const struct ini_file *
     return st == MPCE_OK ? remember_setting(cfg, "engine", key, value, loc) : st;
 }
 
+static const char *const tune_modes[] = {"auto", "background", "off", "force", "warn"};
+
+/* An absolute path for [tune] dir and helper (they are used from any working
+ * directory, and by a helper the engine spawns). */
+static mpce_status apply_tune_path(const struct ini_file *f, const char *key, const char *value,
+                                   char **out)
+{
+    if (value[0] != '/')
+        return bad_value(f, "tune", key, value, "an absolute path");
+    char *copy = strdup(value);
+    if (!copy)
+        return mpce_error(MPCE_ERR_NOMEM, "out of memory reading [tune] %s", key);
+    free(*out);
+    *out = copy;
+    return MPCE_OK;
+}
+
+static mpce_status apply_tune(struct mpce_config *cfg, const struct ini_file *f, const char *key,
+                              const char *value)
+{
+    char loc[1024];
+    mpce_status st = MPCE_OK;
+    where_of(loc, sizeof(loc), f, "tune", key);
+    if (strcmp(key, "mode") == 0) {
+        size_t i = 0, n = sizeof(tune_modes) / sizeof(tune_modes[0]);
+        while (i < n && strcmp(value, tune_modes[i]) != 0)
+            i++;
+        if (i == n)
+            return bad_value(f, "tune", key, value, "auto, background, off, force or warn");
+        cfg->tune.mode = (enum mpce_tune_mode)i;
+        cfg->tune.mode_set = 1;
+    } else if (strcmp(key, "timeout") == 0 || strcmp(key, "hang_timeout") == 0) {
+        char *end = NULL;
+        errno = 0;
+        double sec = strtod(value, &end);
+        const double lo = key[0] == 't' ? 0 : 1;
+        if (value[0] == '\0' || *end != '\0' || errno != 0 || !(sec >= lo && sec <= 3600))
+            return bad_value(f, "tune", key, value,
+                             key[0] == 't' ? "seconds from 0 to 3600, e.g. 10 or 2.5"
+                                           : "seconds from 1 to 3600, e.g. 30");
+        *(key[0] == 't' ? &cfg->tune.timeout_ms : &cfg->tune.hang_ms) =
+            (unsigned)(sec * 1000.0 + 0.5);
+    } else if (strcmp(key, "dir") == 0) {
+        st = apply_tune_path(f, key, value, &cfg->tune.dir);
+    } else if (strcmp(key, "helper") == 0) {
+        st = apply_tune_path(f, key, value, &cfg->tune.helper);
+    } else {
+        warn(cfg, "%s: unknown key '%s' in [tune] ignored: the keys are mode, timeout, "
+             "hang_timeout, dir and helper", loc, key);
+        return MPCE_OK;
+    }
+    return st == MPCE_OK ? remember_setting(cfg, "tune", key, value, loc) : st;
+}
+
+const char *mpce_tune_mode_name(enum mpce_tune_mode mode)
+{
+    return (unsigned)mode < sizeof(tune_modes) / sizeof(tune_modes[0]) ? tune_modes[mode] : "";
+}
+
 static mpce_status apply_pin(struct mpce_config *cfg, const struct ini_file *f, const char *key,
                              const char *value)
 {
@@ -586,10 +645,12 @@ static mpce_status apply_plugin(struct mpce_config *cfg, const struct ini_file *
 static mpce_status apply_section(struct mpce_config *cfg, dictionary *d,
                                  const struct ini_file *f, const char *sec)
 {
-    enum { S_ENGINE, S_PINS, S_PLUGIN } kind;
+    enum { S_ENGINE, S_PINS, S_PLUGIN, S_TUNE } kind;
     const char *plugin = NULL;
     if (strcmp(sec, "engine") == 0) {
         kind = S_ENGINE;
+    } else if (strcmp(sec, "tune") == 0) {
+        kind = S_TUNE;
     } else if (strcmp(sec, "pins") == 0) {
         kind = S_PINS;
     } else if (strncmp(sec, "plugin.", 7) == 0 && mpce_registry_valid_name(sec + 7)) {
@@ -598,8 +659,8 @@ static mpce_status apply_section(struct mpce_config *cfg, dictionary *d,
     } else {
         char where[1024];
         where_of(where, sizeof(where), f, sec, NULL);
-        warn(cfg, "%s: unknown section [%s] ignored: the sections are [engine], [pins] and "
-             "[plugin.NAME]", where, sec);
+        warn(cfg, "%s: unknown section [%s] ignored: the sections are [engine], [tune], [pins] "
+             "and [plugin.NAME]", where, sec);
         return MPCE_OK;
     }
     int nkeys = iniparser_getsecnkeys(d, sec);
@@ -627,6 +688,9 @@ static mpce_status apply_section(struct mpce_config *cfg, dictionary *d,
             break;
         case S_PLUGIN:
             st = apply_plugin(cfg, f, sec, plugin, key, value);
+            break;
+        case S_TUNE:
+            st = apply_tune(cfg, f, key, value);
             break;
         }
     }
@@ -923,6 +987,8 @@ mpce_status mpce_config_init(struct mpce_config *cfg)
 {
     memset(cfg, 0, sizeof(*cfg));
     cfg->user_config = 1;
+    cfg->tune.timeout_ms = 10000;
+    cfg->tune.hang_ms = 30000;
     mpce_status st = set_plugin_dirs(cfg, MPCE_PLUGINDIR, "compiled-in plugin directory");
     cfg->plugin_dirs_default = 1;
     return st;
@@ -949,6 +1015,8 @@ void mpce_config_free(struct mpce_config *cfg)
         free(cfg->settings[i].source);
     }
     free(cfg->settings);
+    free(cfg->tune.dir);
+    free(cfg->tune.helper);
     mpce_dir_list_free(cfg->files, cfg->n_files);
     memset(cfg, 0, sizeof(*cfg));
 }
@@ -971,6 +1039,10 @@ static mpce_status remember_defaults(struct mpce_config *cfg)
     mpce_status st = MPCE_OK;
     for (size_t i = 0; st == MPCE_OK && i < sizeof(keys) / sizeof(keys[0]); i++)
         st = remember_setting(cfg, "engine", keys[i][0], keys[i][1], "default");
+    if (st == MPCE_OK)
+        st = remember_setting(cfg, "tune", "timeout", "10", "default");
+    if (st == MPCE_OK)
+        st = remember_setting(cfg, "tune", "hang_timeout", "30", "default");
     return st;
 }
 
@@ -1045,6 +1117,18 @@ mpce_status mpce_config_load(struct mpce_config *cfg, const mpce_options *opts,
     }
     if (flags & MPCE_OPT_NO_PLUGINS)
         cfg->no_plugins = 1;
+    if (st == MPCE_OK && (flags & MPCE_OPT_NO_TUNE)) {
+        cfg->tune.mode = MPCE_TUNE_OFF;
+        st = remember_setting(cfg, "tune", "mode", "off", "mpce_options.flags MPCE_OPT_NO_TUNE");
+    } else if (st == MPCE_OK && !cfg->tune.mode_set) {
+        /* Pins are the system's state: an engine that skips the system's
+         * configuration skips them too unless its own file asks. */
+        cfg->tune.mode = (flags & MPCE_OPT_NO_SYSTEM_CONFIG) ? MPCE_TUNE_OFF : MPCE_TUNE_AUTO;
+        st = remember_setting(cfg, "tune", "mode", mpce_tune_mode_name(cfg->tune.mode),
+                              (flags & MPCE_OPT_NO_SYSTEM_CONFIG)
+                                  ? "default (MPCE_OPT_NO_SYSTEM_CONFIG)"
+                                  : "default");
+    }
     if (st != MPCE_OK)
         mpce_config_free(cfg);
     return st;

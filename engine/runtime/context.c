@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "engine/runtime/context.h"
+#include "engine/selector/selector.h"
 
 /* states[i] of an implementation whose ctx_new refused the context. */
 static char unserved_marker;
@@ -22,6 +23,7 @@ mpce_status mpce_ctx_init(struct mpce_ctx *ctx, mpce_engine *e, mpce_primitive p
     ctx->params = *params;
     ctx->params.struct_size = sizeof(ctx->params);
     ctx->params.primitive = (uint32_t)prim;
+    ctx->variant = mpce_shape_variant(&ctx->params);
     ctx->make = make;
     size_t slots = e->n_slots ? e->n_slots : 1;
     ctx->states = calloc(slots, sizeof(*ctx->states));
@@ -302,7 +304,8 @@ mpce_status mpce_ctx_route_slow(struct mpce_ctx *ctx, const char *fn, enum mpce_
         struct mpce_route *r = &set->r[local * MPCE_SIZE_CLASSES + sc];
         st = MPCE_OK;
         if (r->slot == NULL) {
-            st = resolve_auto(ctx, &table->e[op][sc], &shape, NULL, &slot, &state);
+            st = resolve_auto(ctx, &table->e[op][ctx->variant][sc], &shape, NULL, &slot,
+                              &state);
             if (st == MPCE_OK)
                 publish(r, slot, state);
         }

@@ -56,6 +56,7 @@ struct mpce_ctx {
     mpce_engine *engine;            /* a reference */
     mpce_primitive prim;
     enum mpce_op_id op0;            /* the primitive's first op id */
+    unsigned variant;               /* of params: which measured rows apply */
     struct mpce_params params;      /* for serves() */
     mpce_ctx_make_fn make;
     pthread_mutex_t lock;           /* creating states and routes only */

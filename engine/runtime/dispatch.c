@@ -1,20 +1,24 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The dispatch table: for every operation and size class, the order in which
- * "auto" tries implementations. The pick lives here and nowhere else: an
- * explicit pin (the most specific [pins] key or MPCENGINE_FORCE entry)
- * decides alone; otherwise the priorities do, with one rule of thumb until
- * the selector measures: an accelerator ranks below every host
- * implementation except for large calls, where its launch cost is paid back.
+ * The dispatch table: for every operation, variant and size class, the order
+ * in which "auto" tries implementations. The pick lives here and nowhere
+ * else: an explicit pin (the most specific [pins] key or MPCENGINE_FORCE
+ * entry) decides alone; then the selector's measured row, if one is current
+ * (its ranking first, then the candidates it did not rank by priority); then
+ * priorities, with one rule of thumb where nothing was measured: an
+ * accelerator ranks below every host implementation except for large calls,
+ * where its launch cost is paid back.
  */
 #include "config.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "engine/internal.h"
+#include "engine/selector/selector.h"
 
-/* Whether a should be tried before b for size class sc. */
+/* Whether a should be tried before b for size class sc by priority. */
 static int before(const struct mpce_slot *a, const struct mpce_slot *b, unsigned sc)
 {
     const unsigned large = MPCE_SIZE_CLASSES - 1u;
@@ -30,48 +34,133 @@ static int before(const struct mpce_slot *a, const struct mpce_slot *b, unsigned
 static int candidate(const mpce_engine *e, const struct mpce_slot *s, mpce_primitive prim)
 {
     return s->prim == prim && mpce_slot_state(s) != MPCE_ST_SKIPPED &&
-           mpce_registry_allowed(e, s);
+           mpce_registry_allowed(e, s) && !mpce_selector_blacklisted(e, s->module);
+}
+
+/* Where slot s stands in a measured row: its rank among the candidates that
+ * ran correctly (fastest first, the winner and runner-up as the gate
+ * decided), MEASURED_UNRANKED if the row does not rank it (it declined the
+ * tuning shape, or is new to the row), or MEASURED_BAD if it answered
+ * wrongly, crashed or hung there: then "auto" never tries it for this row. */
+#define MEASURED_UNRANKED 100000
+#define MEASURED_BAD (-1)
+static int measured_rank(const struct mpce_pins_row *row, const struct mpce_slot *s)
+{
+    const char *name = s->impl->name;
+    if (row->winner[0] && strcmp(row->winner, name) == 0)
+        return 0;
+    if (row->runner_up[0] && strcmp(row->runner_up, name) == 0)
+        return 1;
+    for (size_t i = 0; i < row->n_cands; i++) {
+        const struct mpce_pins_cand *c = &row->cands[i];
+        if (strcmp(c->impl, name) != 0)
+            continue;
+        if (strcmp(c->status, "ok") == 0) {
+            /* The rest of the ok ones by median: 2 + how many beat it. */
+            int rank = 2;
+            for (size_t j = 0; j < row->n_cands; j++)
+                if (j != i && strcmp(row->cands[j].status, "ok") == 0 &&
+                    row->cands[j].median < c->median)
+                    rank++;
+            return rank;
+        }
+        if (strcmp(c->status, "declined") == 0 || strcmp(c->status, "failed") == 0)
+            return MEASURED_UNRANKED;
+        return MEASURED_BAD;
+    }
+    return MEASURED_UNRANKED;
+}
+
+static int measured_before(const struct mpce_pins_row *row, const struct mpce_slot *a,
+                           const struct mpce_slot *b, unsigned sc)
+{
+    int ra = measured_rank(row, a), rb = measured_rank(row, b);
+    if (ra != rb)
+        return ra < rb;
+    return before(a, b, sc);
+}
+
+/* The source string of a measured entry, kept in the table. */
+static const char *row_source(char **strings, size_t *used, size_t *cap, const char *path,
+                              const char *date, const struct mpce_pins_row *row)
+{
+    char buf[1024];
+    int n = snprintf(buf, sizeof(buf), "measured: %s in %s (%s): %s", row->key, path, date,
+                     row->verdict);
+    if (n < 0)
+        return "measured";
+    size_t len = (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1;
+    if (*used + len + 1 > *cap) {
+        /* Entries keep pointers into the buffer: it is sized once, below. */
+        return "measured";
+    }
+    char *at = *strings + *used;
+    memcpy(at, buf, len);
+    at[len] = '\0';
+    *used += len + 1;
+    return at;
 }
 
 mpce_status mpce_dispatch_build(mpce_engine *e)
 {
     struct mpce_table *t = calloc(1, sizeof(*t));
     size_t per = e->n_slots ? e->n_slots : 1;
-    uint16_t *pool = calloc((size_t)MPCE_OP_COUNT * MPCE_SIZE_CLASSES * per, sizeof(*pool));
-    if (!t || !pool) {
+    const size_t entries = (size_t)MPCE_OP_COUNT * MPCE_VARIANTS * MPCE_SIZE_CLASSES;
+    uint16_t *pool = calloc(entries * per, sizeof(*pool));
+    size_t cap = 0, used = 0;
+    for (unsigned op = 0; op < MPCE_OP_COUNT; op++)
+        for (unsigned v = 0; v < MPCE_VARIANTS; v++)
+            for (unsigned sc = 0; sc < MPCE_SIZE_CLASSES; sc++)
+                cap += mpce_selector_row(e, (enum mpce_op_id)op, v, sc) ? 1024 : 0;
+    char *strings = cap ? malloc(cap) : NULL;
+    if (!t || !pool || (cap && !strings)) {
         free(t);
         free(pool);
+        free(strings);
         return mpce_error(MPCE_ERR_NOMEM, "out of memory building the dispatch table");
     }
     t->pool = pool;
+    t->sources = strings;
+    const struct mpce_selector *sel = e->selector;
     for (unsigned op = 0; op < MPCE_OP_COUNT; op++) {
         if (!mpce_op_routed((enum mpce_op_id)op))
             continue;
         const mpce_primitive prim = mpce_op_info[op].prim;
-        for (unsigned sc = 0; sc < MPCE_SIZE_CLASSES; sc++) {
-            struct mpce_route_entry *r = &t->e[op][sc];
-            uint16_t *cand = pool + ((size_t)op * MPCE_SIZE_CLASSES + sc) * per;
-            r->cand = cand;
-            const struct mpce_pin *pin = mpce_config_pin(&e->cfg, mpce_op_info[op].name, sc);
-            if (pin != NULL) {
-                r->pinned = 1;
-                r->pin_name = pin->name;
-                r->source = pin->source;
-                continue;
-            }
-            r->source = "priority";
-            for (size_t i = 0; i < e->n_slots; i++) {
-                const struct mpce_slot *s = e->slots[i];
-                if (!candidate(e, s, prim))
+        for (unsigned v = 0; v < MPCE_VARIANTS; v++)
+            for (unsigned sc = 0; sc < MPCE_SIZE_CLASSES; sc++) {
+                struct mpce_route_entry *r = &t->e[op][v][sc];
+                uint16_t *cand = pool + ((size_t)(op * MPCE_VARIANTS + v) * MPCE_SIZE_CLASSES +
+                                         sc) * per;
+                r->cand = cand;
+                const struct mpce_pin *pin =
+                    mpce_config_pin(&e->cfg, mpce_op_info[op].name, sc);
+                if (pin != NULL) {
+                    r->pinned = 1;
+                    r->pin_name = pin->name;
+                    r->source = pin->source;
                     continue;
-                unsigned at = r->n++;
-                while (at > 0 && before(s, e->slots[cand[at - 1]], sc)) {
-                    cand[at] = cand[at - 1];
-                    at--;
                 }
-                cand[at] = (uint16_t)i;
+                const struct mpce_pins_row *row =
+                    mpce_selector_row(e, (enum mpce_op_id)op, v, sc);
+                r->measured = row != NULL;
+                r->source = row ? row_source(&strings, &used, &cap, sel->path, sel->pins.date,
+                                             row)
+                                : "priority";
+                for (size_t i = 0; i < e->n_slots; i++) {
+                    const struct mpce_slot *s = e->slots[i];
+                    if (!candidate(e, s, prim))
+                        continue;
+                    if (row && measured_rank(row, s) == MEASURED_BAD)
+                        continue;
+                    unsigned at = r->n++;
+                    while (at > 0 && (row ? measured_before(row, s, e->slots[cand[at - 1]], sc)
+                                          : before(s, e->slots[cand[at - 1]], sc))) {
+                        cand[at] = cand[at - 1];
+                        at--;
+                    }
+                    cand[at] = (uint16_t)i;
+                }
             }
-        }
     }
     t->older = e->table;
     __atomic_store_n(&e->table, t, __ATOMIC_RELEASE);
@@ -84,6 +173,7 @@ void mpce_dispatch_free(mpce_engine *e)
     while (t != NULL) {
         struct mpce_table *older = t->older;
         free(t->pool);
+        free(t->sources);
         free(t);
         t = older;
     }

@@ -13,6 +13,7 @@
 #include "engine/internal.h"
 #include "engine/runtime/loader.h"
 #include "engine/runtime/pool.h"
+#include "engine/selector/selector.h"
 
 /* Options are read only as far as the caller's struct_size reaches. */
 #define OPT_HAS(o, field) \
@@ -41,7 +42,7 @@ static mpce_status copy_options(const mpce_options *in, mpce_options *out)
     if (OPT_HAS(in, log_level))
         out->log_level = in->log_level;
     if (out->flags & ~(MPCE_OPT_NO_USER_CONFIG | MPCE_OPT_NO_ENV | MPCE_OPT_NO_PLUGINS |
-                       MPCE_OPT_NO_SYSTEM_CONFIG))
+                       MPCE_OPT_NO_SYSTEM_CONFIG | MPCE_OPT_NO_TUNE))
         return mpce_error(MPCE_ERR_ARG, "mpce_options.flags 0x%x has unknown bits: use "
                           "MPCE_OPT_* values", out->flags);
     if ((unsigned)out->log_level > MPCE_LOG_ERROR)
@@ -69,6 +70,7 @@ static void engine_destroy(mpce_engine *e)
         mpce_pool_free(e->pools_abandoned[i]);
     free(e->pools_abandoned);
     mpce_dispatch_free(e);
+    mpce_selector_free(e);
     while (e->kept) {
         struct mpce_keep *k = e->kept;
         e->kept = k->next;
@@ -105,6 +107,8 @@ static mpce_status create(const mpce_options *opts, mpce_engine **out)
         st = mpce_loader_load_dirs(e);
     if (st == MPCE_OK && e->cfg.strict)
         st = mpce_registry_strict_check(e);
+    if (st == MPCE_OK)
+        st = mpce_selector_start(e, opts);
     if (st == MPCE_OK)
         st = mpce_dispatch_build(e);
     if (st != MPCE_OK) {

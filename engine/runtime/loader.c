@@ -465,6 +465,8 @@ static mpce_status load_file(mpce_engine *e, const char *dir, const char *name)
         set_reason(m, 1, "%s", why);
     } else {
         snprintf(m->sha256, sizeof(m->sha256), "%s", f.sha256);
+        m->size = f.size;
+        m->mtime = f.mtime;
         m->handle = mpce_module_file_load(&f, why, sizeof(why));
         if (m->handle) {
             m->fd = f.fd; /* the module's name while it is loaded */

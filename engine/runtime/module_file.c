@@ -324,11 +324,19 @@ int mpce_module_file_open(const char *dir, const char *name, struct mpce_module_
     int fd = open_checked(dir, name, f->path, 0, why, why_len);
     if (fd < 0)
         return -1;
+    struct stat sb;
+    if (fstat(fd, &sb) != 0) {
+        int err = errno;
+        close(fd);
+        return fail(why, why_len, "%s: fstat: %s", f->path, strerror(err));
+    }
     if (hash_fd(fd, f->path, f->sha256, why, why_len) != 0) {
         close(fd);
         f->sha256[0] = '\0';
         return -1;
     }
+    f->size = (unsigned long long)sb.st_size;
+    f->mtime = (long long)sb.st_mtime;
     f->fd = fd;
     return 0;
 }

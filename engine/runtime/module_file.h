@@ -14,6 +14,8 @@ struct mpce_module_file {
     int fd;              /* the checked file, -1 once closed */
     char path[4096];     /* dir/name, for messages */
     char sha256[65];     /* of the bytes read from fd */
+    unsigned long long size; /* st_size and st_mtime of fd: the selector's */
+    long long mtime;         /* cheap test of whether a tuned module changed */
 };
 
 /* Open dir/name once, check the file and every ancestor directory, hash it

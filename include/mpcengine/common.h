@@ -120,7 +120,11 @@ typedef struct mpce_options {
 #define MPCE_OPT_NO_USER_CONFIG 0x1u  /* ignore $XDG_CONFIG_HOME/mpcengine/engine.conf */
 #define MPCE_OPT_NO_ENV         0x2u  /* ignore MPCENGINE_* environment overrides */
 #define MPCE_OPT_NO_PLUGINS     0x4u  /* load no modules: only the built-in soft backend */
-#define MPCE_OPT_NO_SYSTEM_CONFIG 0x8u /* skip plugins.d and the administrator's files */
+#define MPCE_OPT_NO_SYSTEM_CONFIG 0x8u /* skip plugins.d and the administrator's files;
+                                         [tune] mode then defaults to off */
+#define MPCE_OPT_NO_TUNE        0x10u /* read no pins file and never tune: "auto" is
+                                         [pins] and priority order, as with
+                                         [tune] mode = off */
 
 /*
  * Initialise the global engine with default options. Idempotent and
@@ -205,11 +209,17 @@ typedef struct mpce_route_info {
     const char *size_class; /* "tiny" ... "large" */
     const char *impl;       /* the first choice; "" when none is usable */
     const char *order;      /* every usable candidate in order, space-separated */
-    const char *source;     /* "priority", or the pin that decided, e.g.
-                               "[pins] dpf.eval = dpf-aesni (FILE:LINE)" */
+    const char *source;     /* "priority", the pin that decided, e.g.
+                               "[pins] dpf.eval = dpf-aesni (FILE:LINE)", or the
+                               selector's measurement ("measured: KEY in FILE
+                               (DATE): VERDICT") */
+    const char *variant;    /* the contexts the row applies to: "" for all, or
+                               "q50" / "qwide" (NTT moduli all below 2^50 or
+                               not), "k16" / "kbig" (LPN tables of at most 2^16
+                               blocks or more) */
 } mpce_route_info;
 
-/* One row per (op, size class); runs the self-test of every candidate not
+/* One row per (op, variant, size class); runs the self-test of every candidate not
  * yet tested. The array stays valid until the engine is freed; asked again
  * while nothing changed, it is the same array. */
 MPCE_API mpce_status mpce_routes(mpce_engine *engine, const mpce_route_info **rows,

@@ -1,0 +1,632 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The selector end to end: `mpcengine tune` runs the probe helper, which
+ * measures the test modules (tests/modules/mod_tune.c: one that wins only on
+ * large calls, one that crashes, one that hangs, one that is fast and wrong),
+ * writes the pins file, and engines follow it; signatures invalidate rows;
+ * corrupt files are replaced; processes that start together tune once; a
+ * tune killed midway leaves no torn file.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <utime.h>
+
+#include "engine/internal.h"
+#include "engine/selector/pins.h"
+#include "engine/selector/selector.h"
+#include "tests/testutil.h"
+
+extern char **environ;
+
+/* One test's directory: engine.conf, pins/, and the command's output. */
+static char dir[4096], conf[4200], pins_dir[4200], pins_path[4300];
+static char out_text[65536], err_text[65536];
+
+static void setup_hang(const char *mode, const char *hang)
+{
+    char *d = tu_temp_dir();
+    snprintf(dir, sizeof(dir), "%s", d);
+    free(d);
+    snprintf(conf, sizeof(conf), "%s/engine.conf", dir);
+    snprintf(pins_dir, sizeof(pins_dir), "%s/pins", dir);
+    snprintf(pins_path, sizeof(pins_path), "%s/%s", pins_dir, MPCE_PINS_FILE);
+    char text[10000];
+    snprintf(text, sizeof(text),
+             "[engine]\nuser_config = no\n[tune]\nmode = %s\ntimeout = 120\ndir = %s\n"
+             "helper = %s\nhang_timeout = %s\n", mode, pins_dir, PROBE_BIN, hang);
+    tu_write_text(conf, text, 0644);
+}
+
+static void setup(const char *mode)
+{
+    setup_hang(mode, "30");
+}
+
+static void remove_tree(const char *path)
+{
+    char cmd[4400];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", path);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", path);
+}
+
+static void teardown(void)
+{
+    remove_tree(dir);
+}
+
+static void slurp(const char *path, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return;
+    size_t n = fread(buf, 1, len - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+}
+
+/* Run argv (NULL-terminated); output into out_text/err_text; the exit
+ * status, or 128 + signal. */
+static int run(const char *const *argv)
+{
+    char o[4400], e[4400];
+    snprintf(o, sizeof(o), "%s/stdout.txt", dir);
+    snprintf(e, sizeof(e), "%s/stderr.txt", dir);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, o, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&fa, 2, e, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    pid_t pid;
+    int status = 0;
+    CU_ASSERT_FATAL(posix_spawn(&pid, argv[0], &fa, NULL, (char *const *)argv, environ) == 0);
+    posix_spawn_file_actions_destroy(&fa);
+    CU_ASSERT_FATAL(waitpid(pid, &status, 0) == pid);
+    slurp(o, out_text, sizeof(out_text));
+    slurp(e, err_text, sizeof(err_text));
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* `mpcengine tune --effort quick --primitive prim` over plugin_path. */
+static int tune(const char *prim, const char *plugin_path)
+{
+    const char *argv[16];
+    size_t n = 0;
+    argv[n++] = MPCENGINE_BIN;
+    argv[n++] = "tune";
+    argv[n++] = "--effort";
+    argv[n++] = "quick";
+    if (prim) {
+        argv[n++] = "--primitive";
+        argv[n++] = prim;
+    }
+    argv[n++] = "--config";
+    argv[n++] = conf;
+    argv[n++] = "--plugin-path";
+    argv[n++] = plugin_path;
+    argv[n] = NULL;
+    int rc = run(argv);
+    if (rc != 0)
+        fprintf(stderr, "  [tune exit %d] %s\n", rc, err_text);
+    return rc;
+}
+
+static int read_pins(struct mpce_pins *p)
+{
+    char why[1024];
+    enum mpce_pins_read_result r = mpce_pins_read(pins_path, p, why, sizeof(why));
+    if (r != MPCE_PINS_READ_OK)
+        fprintf(stderr, "  pins: %s\n", why);
+    return r == MPCE_PINS_READ_OK;
+}
+
+static const char *winner(const struct mpce_pins *p, const char *key)
+{
+    const struct mpce_pins_row *r = mpce_pins_find_row(p, key);
+    return r ? r->winner : "(no row)";
+}
+
+static const char *status_of(const struct mpce_pins *p, const char *key, const char *impl)
+{
+    const struct mpce_pins_row *r = mpce_pins_find_row(p, key);
+    for (size_t i = 0; r && i < r->n_cands; i++)
+        if (strcmp(r->cands[i].impl, impl) == 0)
+            return r->cands[i].status;
+    return "(absent)";
+}
+
+struct logbuf {
+    char text[32768];
+    size_t used;
+};
+
+static void capture(void *arg, mpce_log_level level, const char *plugin, const char *msg)
+{
+    struct logbuf *b = arg;
+    (void)level;
+    (void)plugin;
+    if (b->used < sizeof(b->text))
+        b->used += (size_t)snprintf(b->text + b->used, sizeof(b->text) - b->used, "%s\n", msg);
+}
+
+/* An engine like the command's: this test's config and plugin path. */
+static mpce_engine *engine(const char *plugin_path, unsigned flags, struct logbuf *log)
+{
+    mpce_options opts = {.struct_size = sizeof(opts),
+                         .config_path = conf,
+                         .plugin_path = plugin_path,
+                         .flags = MPCE_OPT_NO_USER_CONFIG | MPCE_OPT_NO_ENV | flags,
+                         .log = log ? capture : NULL,
+                         .log_arg = log,
+                         .log_level = MPCE_LOG_DEBUG};
+    mpce_engine *e = NULL;
+    mpce_status st = mpce_engine_new(&opts, &e);
+    if (st != MPCE_OK)
+        fprintf(stderr, "  engine: %s\n", mpce_last_error());
+    CU_ASSERT_FATAL(st == MPCE_OK);
+    return e;
+}
+
+static const char *route(mpce_engine *e, const char *op, const char *variant,
+                         const char *size_class, const char **source)
+{
+    const mpce_route_info *rows;
+    size_t n;
+    CU_ASSERT_FATAL(mpce_routes(e, &rows, &n) == MPCE_OK);
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(rows[i].op, op) == 0 && strcmp(rows[i].variant, variant) == 0 &&
+            strcmp(rows[i].size_class, size_class) == 0) {
+            if (source)
+                *source = rows[i].source;
+            return rows[i].impl;
+        }
+    return "(no route)";
+}
+
+/* ---- a module that wins only on large calls ------------------------------------ */
+
+static void test_large_only_pinned_where_it_wins(void)
+{
+    setup("auto");
+    CU_ASSERT_FATAL(tune("prg", TUNE_DIR "/large") == 0);
+    CU_ASSERT(strstr(out_text, "prg.ecb.medium") != NULL); /* the verdict table */
+    struct mpce_pins p;
+    CU_ASSERT_FATAL(read_pins(&p));
+    /* 500 us per call before any work: soft wins 1024 blocks, the module
+     * 32768 and more (its crossover is near 6500 blocks). */
+    CU_ASSERT_STRING_EQUAL(winner(&p, "prg.ecb.small"), "prg-soft-bitslice");
+    CU_ASSERT_STRING_EQUAL(winner(&p, "prg.ecb.medium"), "prg-tune-large");
+    CU_ASSERT_STRING_EQUAL(winner(&p, "prg.ecb.large"), "prg-tune-large");
+    CU_ASSERT_STRING_EQUAL(winner(&p, "prg.ctr.small"), "prg-soft-bitslice");
+    CU_ASSERT_STRING_EQUAL(winner(&p, "prg.ctr.large"), "prg-tune-large");
+    CU_ASSERT(mpce_pins_find_row(&p, "ntt.forward.q50.small") == NULL); /* --primitive prg */
+    CU_ASSERT(p.n_blacklist == 0);
+    mpce_pins_free(&p);
+
+    /* An engine follows the pins: by priority the module (portable, 1)
+     * would never run. */
+    struct logbuf log = {0};
+    mpce_engine *e = engine(TUNE_DIR "/large", 0, &log);
+    const char *source = NULL;
+    CU_ASSERT_STRING_EQUAL(route(e, "prg.ecb", "", "small", NULL), "prg-soft-bitslice");
+    CU_ASSERT_STRING_EQUAL(route(e, "prg.ecb", "", "large", &source), "prg-tune-large");
+    CU_ASSERT(source && strncmp(source, "measured: prg.ecb.large", 23) == 0);
+    CU_ASSERT_STRING_EQUAL(route(e, "prg.ecb", "", "tiny", &source), "prg-soft-bitslice");
+    CU_ASSERT(source && strcmp(source, "priority") == 0); /* quick does not tune tiny */
+    CU_ASSERT(strstr(log.text, "probe helper") == NULL);  /* current: no tune started */
+    /* And a large call through the public API is still right. */
+    static uint8_t in[16 * 65536], out[16 * 65536], want[16 * 65536];
+    uint8_t key[16] = {1, 2, 3};
+    for (size_t i = 0; i < sizeof(in); i++)
+        in[i] = (uint8_t)(i * 7);
+    mpce_prg *ctx;
+    CU_ASSERT_FATAL(mpce_prg_new(e, key, 1, &ctx) == MPCE_OK);
+    CU_ASSERT(mpce_prg_ecb(ctx, NULL, 0, in, out, 65536) == MPCE_OK);
+    CU_ASSERT(mpce_prg_ecb(ctx, "prg-soft-bitslice", 0, in, want, 65536) == MPCE_OK);
+    CU_ASSERT(memcmp(out, want, sizeof(out)) == 0);
+    mpce_prg_free(ctx);
+    mpce_engine_free(e);
+    teardown();
+}
+
+/* ---- modules that crash, hang or are wrong while tuning ---------------------------- */
+
+static void check_blacklisted(const char *which, const char *impl, const char *status,
+                              const char *reason_has)
+{
+    char path[4200];
+    snprintf(path, sizeof(path), TUNE_DIR "/%s", which);
+    /* Short: the hang test waits this long once. */
+    setup_hang("auto", "3");
+    CU_ASSERT_FATAL(tune("prg", path) == 0);
+    struct mpce_pins p;
+    CU_ASSERT_FATAL(read_pins(&p));
+    CU_ASSERT_FATAL(p.n_blacklist == 1);
+    CU_ASSERT(strstr(p.blacklist[0].path, "/mod_tune.so") != NULL);
+    CU_ASSERT(strstr(p.blacklist[0].reason, reason_has) != NULL);
+    int seen = 0;
+    for (size_t i = 0; i < p.n_rows; i++) {
+        CU_ASSERT(strcmp(p.rows[i].winner, impl) != 0);
+        CU_ASSERT(strcmp(p.rows[i].runner_up, impl) != 0);
+        seen += strcmp(status_of(&p, p.rows[i].key, impl), status) == 0;
+    }
+    CU_ASSERT(seen >= 1);
+    /* Tuning went on: every planned prg row has a winner. */
+    CU_ASSERT_STRING_EQUAL(winner(&p, "prg.ecb.large"), "prg-soft-bitslice");
+    CU_ASSERT_STRING_EQUAL(winner(&p, "prg.mmo.large"), "prg-soft-bitslice");
+    mpce_pins_free(&p);
+
+    /* `mpcengine list` says why, and auto never offers it. */
+    const char *argv[] = {MPCENGINE_BIN, "list", "--config", conf, "--plugin-path", path, NULL};
+    CU_ASSERT(run(argv) == 0);
+    CU_ASSERT(strstr(out_text, "blacklisted by the selector") != NULL);
+    mpce_engine *e = engine(path, 0, NULL);
+    const mpce_route_info *rows;
+    size_t n;
+    CU_ASSERT_FATAL(mpce_routes(e, &rows, &n) == MPCE_OK);
+    for (size_t i = 0; i < n; i++)
+        CU_ASSERT(strstr(rows[i].order, impl) == NULL);
+    mpce_engine_free(e);
+    teardown();
+}
+
+static void test_crashing_module_blacklisted(void)
+{
+    /* "signal 11", or under AddressSanitizer its handler's exit status. */
+    check_blacklisted("crash", "prg-tune-crash", "crashed", "crashed (");
+}
+
+static void test_hanging_module_blacklisted(void)
+{
+    check_blacklisted("hang", "prg-tune-hang", "hung", "hung (no progress");
+}
+
+static void test_wrong_module_never_pinned(void)
+{
+    check_blacklisted("wrong", "prg-tune-wrong", "wrong", "answered wrongly");
+}
+
+/* ---- signatures -------------------------------------------------------------------- */
+
+static int row_current(mpce_engine *e, const struct mpce_pins *p, const char *key)
+{
+    char why[512];
+    const struct mpce_pins_row *r = mpce_pins_find_row(p, key);
+    CU_ASSERT_FATAL(r != NULL);
+    return mpce_selector_row_current(e, p, r, why, sizeof(why));
+}
+
+static void test_signature_invalidates_only_affected_rows(void)
+{
+    setup("auto");
+    /* A copy of the large-only module, so that its file can be touched. */
+    char plugdir[4300];
+    snprintf(plugdir, sizeof(plugdir), "%s/plugins", dir);
+    CU_ASSERT_FATAL(mkdir(plugdir, 0755) == 0);
+    char *so = tu_copy_into(TUNE_DIR "/large/mod_tune.so", plugdir, 0644);
+    CU_ASSERT_FATAL(tune(NULL, plugdir) == 0);
+    struct mpce_pins p;
+    CU_ASSERT_FATAL(read_pins(&p));
+    mpce_engine *e = engine(plugdir, MPCE_OPT_NO_TUNE, NULL);
+    CU_ASSERT(row_current(e, &p, "prg.ecb.medium"));
+    CU_ASSERT(row_current(e, &p, "ntt.forward.qwide.medium"));
+    mpce_engine_free(e);
+
+    /* A new CPU: every row is stale. */
+    mpce_signature_cpu_override = "x86 GenuineIntel family 6 model 143 (a test's CPU)";
+    e = engine(plugdir, MPCE_OPT_NO_TUNE, NULL);
+    CU_ASSERT(!row_current(e, &p, "prg.ecb.medium"));
+    CU_ASSERT(!row_current(e, &p, "ntt.forward.qwide.medium"));
+    mpce_engine_free(e);
+    /* ... and an engine that may not tune (no helper) keeps priority order. */
+    mpce_signature_cpu_override = "x86 GenuineIntel family 6 model 143 (a test's CPU)";
+    char text[10000];
+    snprintf(text, sizeof(text), "[engine]\nuser_config = no\n[tune]\nmode = auto\ndir = %s\n"
+             "helper = %s/no-such-helper\n", pins_dir, dir);
+    tu_write_text(conf, text, 0644);
+    struct logbuf log = {0};
+    e = engine(plugdir, 0, &log);
+    const char *source = NULL;
+    CU_ASSERT_STRING_EQUAL(route(e, "prg.ecb", "", "large", &source), "prg-soft-bitslice");
+    CU_ASSERT(source && strcmp(source, "priority") == 0);
+    CU_ASSERT(strstr(log.text, "no probe helper") != NULL);
+    mpce_engine_free(e);
+    mpce_signature_cpu_override = NULL;
+
+    /* A touched plugin: only the rows it took part in (prg) are stale. */
+    struct stat sb;
+    CU_ASSERT_FATAL(stat(so, &sb) == 0);
+    struct utimbuf ut = {.actime = sb.st_atime, .modtime = sb.st_mtime + 10};
+    CU_ASSERT_FATAL(utime(so, &ut) == 0);
+    e = engine(plugdir, MPCE_OPT_NO_TUNE, NULL);
+    CU_ASSERT(!row_current(e, &p, "prg.ecb.medium"));
+    CU_ASSERT(!row_current(e, &p, "prg.mmo.small"));
+    CU_ASSERT(row_current(e, &p, "ntt.forward.qwide.medium"));
+    CU_ASSERT(row_current(e, &p, "lpn.fold.kbig.large"));
+    CU_ASSERT(row_current(e, &p, "dpf.evalall.small"));
+    mpce_engine_free(e);
+
+    /* A removed plugin: its rows are stale too; an added one likewise. */
+    CU_ASSERT_FATAL(unlink(so) == 0);
+    e = engine(plugdir, MPCE_OPT_NO_TUNE, NULL);
+    CU_ASSERT(!row_current(e, &p, "prg.ecb.small"));
+    CU_ASSERT(row_current(e, &p, "ntt.inverse.q50.small"));
+    mpce_engine_free(e);
+    mpce_pins_free(&p);
+
+    /* The next tune re-measures only the stale rows. */
+    snprintf(text, sizeof(text), "[engine]\nuser_config = no\n[tune]\ndir = %s\nhelper = %s\n",
+             pins_dir, PROBE_BIN);
+    tu_write_text(conf, text, 0644);
+    CU_ASSERT(tune(NULL, plugdir) == 0);
+    CU_ASSERT(strstr(err_text, "tuning 9 rows") != NULL); /* the quick plan's prg rows */
+    free(so);
+    teardown();
+}
+
+/* ---- damaged files ------------------------------------------------------------------ */
+
+static void test_corrupt_pins_reported_and_replaced(void)
+{
+    setup("auto");
+    CU_ASSERT_FATAL(tune("dpf", TUNE_DIR "/large") == 0);
+    /* Hand-edit one winner. */
+    char text[65536];
+    slurp(pins_path, text, sizeof(text));
+    char *w = strstr(text, "winner = \"dpf-soft\"");
+    CU_ASSERT_FATAL(w != NULL);
+    memcpy(w + 10, "dpf-xoft", 8);
+    tu_write_text(pins_path, text, 0644);
+
+    char conf2[10000];
+    snprintf(conf2, sizeof(conf2), "[engine]\nuser_config = no\n[tune]\nmode = auto\ndir = %s\n"
+             "helper = %s/no-such-helper\n", pins_dir, dir);
+    tu_write_text(conf, conf2, 0644);
+    struct logbuf log = {0};
+    mpce_engine *e = engine(TUNE_DIR "/large", 0, &log);
+    CU_ASSERT(strstr(log.text, "pins file not used") != NULL);
+    CU_ASSERT(strstr(log.text, "seal") != NULL);
+    const char *source = NULL;
+    CU_ASSERT_STRING_EQUAL(route(e, "dpf.evalall", "", "small", &source), "dpf-soft");
+    CU_ASSERT(source && strcmp(source, "priority") == 0);
+    mpce_engine_free(e);
+
+    /* Truncated: the same. */
+    tu_write_text(pins_path, "[pins]\nformat = 1\n", 0644);
+    memset(&log, 0, sizeof(log));
+    e = engine(TUNE_DIR "/large", 0, &log);
+    CU_ASSERT(strstr(log.text, "pins file not used") != NULL);
+    mpce_engine_free(e);
+
+    /* The next tune replaces it. */
+    snprintf(conf2, sizeof(conf2), "[engine]\nuser_config = no\n[tune]\ndir = %s\nhelper = %s\n",
+             pins_dir, PROBE_BIN);
+    tu_write_text(conf, conf2, 0644);
+    CU_ASSERT(tune("dpf", TUNE_DIR "/large") == 0);
+    CU_ASSERT(strstr(err_text, "replacing") != NULL);
+    struct mpce_pins p;
+    CU_ASSERT(read_pins(&p));
+    mpce_pins_free(&p);
+    teardown();
+}
+
+/* ---- processes that start together -------------------------------------------------- */
+
+static void test_concurrent_first_runs_tune_once(void)
+{
+    setup("auto");
+    enum { N = 3 };
+    pid_t pids[N];
+    for (int i = 0; i < N; i++) {
+        pids[i] = fork();
+        CU_ASSERT_FATAL(pids[i] >= 0);
+        if (pids[i] == 0) {
+            static struct logbuf log;
+            mpce_options opts = {.struct_size = sizeof(opts),
+                                 .config_path = conf,
+                                 .flags = MPCE_OPT_NO_USER_CONFIG | MPCE_OPT_NO_ENV |
+                                          MPCE_OPT_NO_PLUGINS,
+                                 .log = capture,
+                                 .log_arg = &log,
+                                 .log_level = MPCE_LOG_DEBUG};
+            mpce_engine *e;
+            if (mpce_engine_new(&opts, &e) != MPCE_OK)
+                _exit(3);
+            const mpce_route_info *rows;
+            size_t n;
+            int measured = 0;
+            if (mpce_routes(e, &rows, &n) == MPCE_OK)
+                for (size_t k = 0; k < n; k++)
+                    measured += strncmp(rows[k].source, "measured:", 9) == 0;
+            char path[4400];
+            snprintf(path, sizeof(path), "%s/log.%d", dir, i);
+            FILE *f = fopen(path, "w");
+            if (f) {
+                fputs(log.text, f);
+                fclose(f);
+            }
+            mpce_engine_free(e);
+            _exit(measured > 0 ? 0 : 4);
+        }
+    }
+    int tuned = 0, current = 0;
+    for (int i = 0; i < N; i++) {
+        int status;
+        CU_ASSERT(waitpid(pids[i], &status, 0) == pids[i]);
+        CU_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0); /* each follows the pins */
+        char path[4400], text[32768];
+        snprintf(path, sizeof(path), "%s/log.%d", dir, i);
+        slurp(path, text, sizeof(text));
+        tuned += strstr(text, "tune: tuning ") != NULL;
+        current += strstr(text, "nothing to tune") != NULL;
+    }
+    CU_ASSERT(tuned == 1);
+    CU_ASSERT(current == N - 1);
+    struct mpce_pins p;
+    CU_ASSERT(read_pins(&p));
+    mpce_pins_free(&p);
+    teardown();
+}
+
+/* ---- a tune killed midway -------------------------------------------------------------- */
+
+static void test_killed_tune_leaves_old_file_or_none(void)
+{
+    setup("auto");
+    srand((unsigned)time(NULL));
+    for (int round = 0; round < 4; round++) {
+        const char *argv[] = {PROBE_BIN, "tune", "--effort", "quick", "--force", "--config",
+                              conf, "--plugin-path", TUNE_DIR "/large", NULL};
+        posix_spawn_file_actions_t fa;
+        posix_spawn_file_actions_init(&fa);
+        posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+        posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+        pid_t pid;
+        CU_ASSERT_FATAL(posix_spawn(&pid, PROBE_BIN, &fa, NULL, (char *const *)argv,
+                                    environ) == 0);
+        posix_spawn_file_actions_destroy(&fa);
+        usleep((useconds_t)(200000 + rand() % 800000));
+        kill(pid, SIGKILL);
+        int status;
+        waitpid(pid, &status, 0);
+        struct mpce_pins p;
+        char why[1024];
+        enum mpce_pins_read_result r = mpce_pins_read(pins_path, &p, why, sizeof(why));
+        CU_ASSERT(r == MPCE_PINS_READ_OK || r == MPCE_PINS_READ_MISSING);
+        if (r == MPCE_PINS_READ_OK)
+            mpce_pins_free(&p);
+    }
+    /* The lock died with the process: the next tune gets it at once. */
+    CU_ASSERT(tune("dpf", TUNE_DIR "/large") == 0);
+    teardown();
+}
+
+/* ---- the NTT's variants ------------------------------------------------------------------ */
+
+static void test_ntt_variants_route_apart(void)
+{
+    if (TEST_PLUGIN_PATH[0] == '\0') {
+        printf("skipped: no aesni plugin in this build\n");
+        return;
+    }
+    setup("auto");
+    CU_ASSERT_FATAL(tune("ntt", TEST_PLUGIN_PATH) == 0);
+    struct mpce_pins p;
+    CU_ASSERT_FATAL(read_pins(&p));
+    mpce_engine *e = engine(TEST_PLUGIN_PATH, 0, NULL);
+    /* IFMA serves only q < 2^50: never the winner of a wide row. */
+    CU_ASSERT(strcmp(winner(&p, "ntt.forward.qwide.medium"), "ntt-aesni-ifma") != 0);
+    const char *ifma = status_of(&p, "ntt.forward.q50.medium", "ntt-aesni-ifma");
+    if (strcmp(ifma, "ok") == 0)
+        CU_ASSERT_STRING_EQUAL(status_of(&p, "ntt.forward.qwide.medium", "ntt-aesni-ifma"),
+                               "declined");
+    /* A context of each width resolves through its own row. */
+    const uint64_t q50 = UINT64_C(0x3ffffffd20001), q61 = UINT64_C(0x1fffffffffe00001);
+    mpce_ntt *narrow, *wide;
+    CU_ASSERT_FATAL(mpce_ntt_new(e, 4096, &q50, 1, &narrow) == MPCE_OK);
+    CU_ASSERT_FATAL(mpce_ntt_new(e, 4096, &q61, 1, &wide) == MPCE_OK);
+    const char *n1 = NULL, *n2 = NULL;
+    CU_ASSERT(mpce_ntt_resolve(narrow, NULL, "ntt.forward", 8, &n1) == MPCE_OK);
+    CU_ASSERT(mpce_ntt_resolve(wide, NULL, "ntt.forward", 8, &n2) == MPCE_OK);
+    CU_ASSERT(n1 && strcmp(n1, winner(&p, "ntt.forward.q50.medium")) == 0);
+    CU_ASSERT(n2 && strcmp(n2, winner(&p, "ntt.forward.qwide.medium")) == 0);
+    mpce_ntt_free(narrow);
+    mpce_ntt_free(wide);
+    mpce_engine_free(e);
+    mpce_pins_free(&p);
+    teardown();
+}
+
+/* ---- export, import, clear ------------------------------------------------------------- */
+
+static void test_export_import_clear(void)
+{
+    setup("off");
+    CU_ASSERT_FATAL(tune("lpn", TUNE_DIR "/large") == 0);
+    char file[4400];
+    snprintf(file, sizeof(file), "%s/shipped.ini", dir);
+    const char *exp[] = {MPCENGINE_BIN, "pins", "--export", file, "--config", conf,
+                         "--plugin-path", TUNE_DIR "/large", NULL};
+    CU_ASSERT(run(exp) == 0);
+    const char *clr[] = {MPCENGINE_BIN, "pins", "--clear", "--config", conf,
+                         "--plugin-path", TUNE_DIR "/large", NULL};
+    CU_ASSERT(run(clr) == 0);
+    CU_ASSERT(access(pins_path, F_OK) != 0);
+    const char *imp[] = {MPCENGINE_BIN, "pins", "--import", file, "--config", conf,
+                         "--plugin-path", TUNE_DIR "/large", NULL};
+    CU_ASSERT(run(imp) == 0);
+    struct mpce_pins p;
+    CU_ASSERT_FATAL(read_pins(&p));
+    CU_ASSERT(mpce_pins_find_row(&p, "lpn.fold.kbig.large") != NULL);
+    /* Shown with provenance. */
+    const char *show[] = {MPCENGINE_BIN, "pins", "--config", conf, "--plugin-path",
+                          TUNE_DIR "/large", NULL};
+    CU_ASSERT(run(show) == 0);
+    CU_ASSERT(strstr(out_text, "lpn.fold.kbig.large") != NULL);
+    CU_ASSERT(strstr(out_text, "current") != NULL);
+    /* Another machine's file is refused. */
+    free(p.cpu);
+    p.cpu = strdup("x86 GenuineIntel family 6 model 143 (another machine)");
+    char why[512];
+    CU_ASSERT_FATAL(mpce_pins_write(file, &p, why, sizeof(why)) == 0);
+    CU_ASSERT(run(imp) == 2);
+    CU_ASSERT(strstr(err_text, "does not match this machine") != NULL);
+    mpce_pins_free(&p);
+    teardown();
+}
+
+/* ---- configuration ----------------------------------------------------------------------- */
+
+static void test_tune_config_errors(void)
+{
+    setup("sometimes");
+    mpce_options opts = {.struct_size = sizeof(opts), .config_path = conf,
+                         .flags = MPCE_OPT_NO_USER_CONFIG | MPCE_OPT_NO_ENV};
+    mpce_engine *e = NULL;
+    CU_ASSERT(mpce_engine_new(&opts, &e) == MPCE_ERR_CONFIG);
+    CU_ASSERT(strstr(mpce_last_error(), "engine.conf:4: [tune] mode = sometimes: expected auto, "
+                                        "background, off, force or warn") != NULL);
+    tu_write_text(conf, "[tune]\ntimeout = soon\n", 0644);
+    CU_ASSERT(mpce_engine_new(&opts, &e) == MPCE_ERR_CONFIG);
+    CU_ASSERT(strstr(mpce_last_error(), "[tune] timeout = soon: expected seconds") != NULL);
+    tu_write_text(conf, "[tune]\ndir = relative/dir\n", 0644);
+    CU_ASSERT(mpce_engine_new(&opts, &e) == MPCE_ERR_CONFIG);
+    CU_ASSERT(strstr(mpce_last_error(), "expected an absolute path") != NULL);
+    teardown();
+}
+
+int main(void)
+{
+    static const struct tu_test tests[] = {
+        {"a module faster only on large calls is pinned only there",
+         test_large_only_pinned_where_it_wins},
+        {"a module that crashes while tuning is blacklisted", test_crashing_module_blacklisted},
+        {"a module that hangs while tuning is blacklisted", test_hanging_module_blacklisted},
+        {"a fast wrong module is never pinned", test_wrong_module_never_pinned},
+        {"signature changes invalidate only the rows they affect",
+         test_signature_invalidates_only_affected_rows},
+        {"corrupt and truncated pins are reported and replaced",
+         test_corrupt_pins_reported_and_replaced},
+        {"processes starting together tune once", test_concurrent_first_runs_tune_once},
+        {"a tune killed midway leaves the old file or none",
+         test_killed_tune_leaves_old_file_or_none},
+        {"NTT contexts of each modulus width follow their own rows",
+         test_ntt_variants_route_apart},
+        {"pins export, import and clear", test_export_import_clear},
+        {"[tune] values are checked", test_tune_config_errors},
+        {NULL, NULL},
+    };
+    return tu_main("selector", tests);
+}

@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* mpcengine pins: what the selector pinned, whether it is current, and the
+ * administrator's tools to clear, export and import it. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "engine/internal.h"
+#include "engine/selector/pins.h"
+#include "engine/selector/selector.h"
+#include "tools/cli.h"
+#include "tools/cli_args.h"
+#include "tools/cli_engine.h"
+
+const char cli_usage_pins[] =
+    "usage: mpcengine pins [--clear | --export FILE | --import FILE]\n"
+    "                      [--config FILE] [--plugin-path DIRS]\n"
+    "  Show the selector's pins files (the system's, then the user's cache): when\n"
+    "  and how hard they were measured, each row's winner, runner-up and verdict,\n"
+    "  whether the row is current for the installed plugins and this CPU (and why\n"
+    "  not), and the modules blacklisted while tuning.\n"
+    "  --clear            delete the pins files this user can write: \"auto\" goes\n"
+    "                     back to priority order until the next tune\n"
+    "  --export FILE      write the pins in use to FILE, to ship to identical machines\n"
+    "  --import FILE      install FILE as this machine's pins after checking its seal\n"
+    "                     and that its signature (CPU, engine, every module's file and\n"
+    "                     SHA-256) matches this machine\n"
+    "  --config FILE      read FILE instead of the administrator's engine.conf\n"
+    "  --plugin-path DIRS module directories, ':'-separated, replacing plugin_path\n"
+    "  --help             show this text\n";
+
+static void show(mpce_engine *e, const char *path)
+{
+    struct mpce_pins p;
+    char why[1024];
+    enum mpce_pins_read_result r = mpce_pins_read(path, &p, why, sizeof(why));
+    if (r == MPCE_PINS_READ_MISSING) {
+        printf("%s: none\n", path);
+        return;
+    }
+    if (r != MPCE_PINS_READ_OK) {
+        printf("%s: not used: %s\n", path, why);
+        return;
+    }
+    printf("%s: measured %s (%s effort) by libmpcengine %s\n  cpu: %s\n", path, p.date,
+           p.effort, p.engine_version, p.cpu);
+    for (size_t i = 0; i < p.n_rows; i++) {
+        const struct mpce_pins_row *row = &p.rows[i];
+        int cur = mpce_selector_row_current(e, &p, row, why, sizeof(why));
+        printf("  %-28s %-24s runner-up %-24s %s\n    %s%s\n", row->key,
+               row->winner[0] ? row->winner : "-", row->runner_up[0] ? row->runner_up : "-",
+               cur ? "current" : "STALE", row->verdict, cur ? "" : "");
+        if (!cur)
+            printf("    stale: %s\n", why);
+        for (size_t k = 0; k < row->n_cands; k++) {
+            const struct mpce_pins_cand *c = &row->cands[k];
+            if (strcmp(c->status, "ok") == 0)
+                printf("      %-26s %12.1f ns/call  spread %5.1f %%\n", c->impl,
+                       c->median * 1e9, c->spread * 100.0);
+            else
+                printf("      %-26s %s: %s\n", c->impl, c->status, c->why);
+        }
+    }
+    for (size_t i = 0; i < p.n_blacklist; i++)
+        printf("  blacklisted: %s: %s\n", p.blacklist[i].path, p.blacklist[i].reason);
+    mpce_pins_free(&p);
+}
+
+/* The first pins file that reads back sealed, as "auto" would look. */
+static int in_use(mpce_engine *e, char *path, size_t len, struct mpce_pins *p)
+{
+    char dirs[2][4096], why[1024];
+    size_t n = mpce_selector_dirs(&e->cfg, dirs);
+    for (size_t i = 0; i < n; i++) {
+        snprintf(path, len, "%s/%s", dirs[i], MPCE_PINS_FILE);
+        if (mpce_pins_read(path, p, why, sizeof(why)) == MPCE_PINS_READ_OK)
+            return 1;
+    }
+    return 0;
+}
+
+static int import(const struct cli_cmd *cmd, mpce_engine *e, const char *file)
+{
+    struct mpce_pins p;
+    char why[1024];
+    int rc;
+    if (mpce_pins_read(file, &p, why, sizeof(why)) != MPCE_PINS_READ_OK)
+        return cli_fail(cmd, CLI_EXIT_USAGE, "--import: %s", why);
+    for (size_t i = 0; i < p.n_rows; i++)
+        if (!mpce_selector_row_current(e, &p, &p.rows[i], why, sizeof(why))) {
+            rc = cli_fail(cmd, CLI_EXIT_USAGE, "--import %s: row %s does not match this "
+                          "machine: %s; run `mpcengine tune` here instead", file,
+                          p.rows[i].key, why);
+            mpce_pins_free(&p);
+            return rc;
+        }
+    char dirs[2][4096];
+    size_t n = mpce_selector_dirs(&e->cfg, dirs);
+    for (size_t i = 0; i < n; i++) {
+        int lock = mpce_pins_lock(dirs[i], 10000, why, sizeof(why));
+        if (lock < 0)
+            continue;
+        char path[4200];
+        snprintf(path, sizeof(path), "%s/%s", dirs[i], MPCE_PINS_FILE);
+        rc = mpce_pins_write(path, &p, why, sizeof(why));
+        mpce_pins_unlock(lock);
+        if (rc == 0) {
+            printf("imported %s into %s (%zu rows)\n", file, path, p.n_rows);
+            mpce_pins_free(&p);
+            return CLI_EXIT_OK;
+        }
+    }
+    mpce_pins_free(&p);
+    return cli_fail(cmd, CLI_EXIT_ENGINE, "--import: no pins directory could be written: %s",
+                    why);
+}
+
+int cmd_pins(int argc, char **argv)
+{
+    struct cli_opt opts[] = {{"clear", 0, NULL}, {"export", CLI_ARG, NULL},
+                             {"import", CLI_ARG, NULL}, CLI_COMMON_OPTS};
+    const struct cli_cmd cmd = {"mpcengine pins", cli_usage_pins, opts};
+    int rc = cli_parse(&cmd, argc, argv);
+    if (rc != CLI_PARSED)
+        return cli_parse_exit(rc);
+    const char *exp = cli_value(&cmd, "export"), *imp = cli_value(&cmd, "import");
+    const int clear = cli_value(&cmd, "clear") != NULL;
+    if (cli_value(&cmd, "impl") != NULL || (!!exp + !!imp + clear) > 1)
+        return cli_fail(&cmd, CLI_EXIT_USAGE, "use at most one of --clear, --export and "
+                        "--import (and no --impl)");
+    rc = cli_engine_start_flags(&cmd, MPCE_OPT_NO_TUNE);
+    if (rc != 0)
+        return rc;
+    mpce_engine *e;
+    if (mpce_engine_acquire(NULL, &e) != MPCE_OK)
+        return cli_engine_fail(&cmd, MPCE_ERR_STATE);
+    char dirs[2][4096], path[4200], why[1024];
+    size_t n = mpce_selector_dirs(&e->cfg, dirs);
+    rc = CLI_EXIT_OK;
+    if (imp) {
+        rc = import(&cmd, e, imp);
+    } else if (exp) {
+        struct mpce_pins p;
+        if (!in_use(e, path, sizeof(path), &p))
+            rc = cli_fail(&cmd, CLI_EXIT_ENGINE, "--export: no valid pins file to export: "
+                          "run `mpcengine tune` first");
+        else {
+            if (mpce_pins_write(exp, &p, why, sizeof(why)) != 0)
+                rc = cli_fail(&cmd, CLI_EXIT_ENGINE, "--export: %s", why);
+            else
+                printf("exported %s to %s\n", path, exp);
+            mpce_pins_free(&p);
+        }
+    } else if (clear) {
+        for (size_t i = 0; i < n; i++) {
+            snprintf(path, sizeof(path), "%s/%s", dirs[i], MPCE_PINS_FILE);
+            if (access(path, F_OK) != 0)
+                continue;
+            int lock = mpce_pins_lock(dirs[i], 10000, why, sizeof(why));
+            if (lock < 0 || unlink(path) != 0) {
+                rc = cli_fail(&cmd, CLI_EXIT_ENGINE, "--clear: %s: %s", path,
+                              lock < 0 ? why : strerror(errno));
+            } else {
+                printf("removed %s\n", path);
+            }
+            if (lock >= 0)
+                mpce_pins_unlock(lock);
+        }
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            snprintf(path, sizeof(path), "%s/%s", dirs[i], MPCE_PINS_FILE);
+            show(e, path);
+        }
+        printf("[tune] mode = %s\n", mpce_tune_mode_name(e->cfg.tune.mode));
+    }
+    mpce_engine_unref(e);
+    return rc;
+}

@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * mpcengine-probe: the selector's helper. Engines spawn `tune --for-engine`
+ * when their pins are missing or stale; `mpcengine tune` runs `tune` in the
+ * foreground; `tune` runs `measure` workers. Both sides open the engine with
+ * the options of the engine being tuned, and never tune themselves.
+ */
+#include "config.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tools/probe/probe.h"
+
+static const char usage[] =
+    "usage: mpcengine-probe tune [--effort quick|measure|patient] [--primitive P] [--force]\n"
+    "                            [--config FILE] [--plugin-path DIRS] [--flags N]\n"
+    "       mpcengine-probe measure [--effort E] [--skip-module FILE]... [options] -- ROW...\n"
+    "The selector's helper (run by libmpcengine and `mpcengine tune`; not meant to be run\n"
+    "by hand). tune: measure the missing or stale pins rows and write the pins file.\n"
+    "measure: one worker, results on stdout.\n";
+
+static void log_line(void *arg, mpce_log_level level, const char *plugin, const char *message)
+{
+    (void)arg;
+    if (level >= MPCE_LOG_WARNING)
+        fprintf(stderr, "%s: %s%s%s\n", mpce_log_level_name(level), plugin ? plugin : "",
+                plugin ? ": " : "", message);
+}
+
+static int push(char ***list, size_t *n, char *v)
+{
+    char **grown = realloc(*list, (*n + 1) * sizeof(**list));
+    if (!grown)
+        return -1;
+    *list = grown;
+    (*list)[(*n)++] = v;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || (strcmp(argv[1], "tune") != 0 && strcmp(argv[1], "measure") != 0)) {
+        fputs(usage, argc < 2 || strcmp(argv[1], "--help") != 0 ? stderr : stdout);
+        return argc >= 2 && strcmp(argv[1], "--help") == 0 ? 0 : 2;
+    }
+    const int tune = strcmp(argv[1], "tune") == 0;
+    struct probe_opts o = {.effort = tune ? "measure" : "quick"};
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i];
+        const int has = i + 1 < argc;
+        if (strcmp(a, "--") == 0) {
+            for (i++; i < argc; i++)
+                if (push(&o.rows, &o.n_rows, argv[i]) != 0)
+                    return 1;
+            break;
+        } else if (strcmp(a, "--effort") == 0 && has) {
+            o.effort = argv[++i];
+        } else if (strcmp(a, "--primitive") == 0 && has) {
+            o.primitive = argv[++i];
+        } else if (strcmp(a, "--config") == 0 && has) {
+            o.config = argv[++i];
+        } else if (strcmp(a, "--plugin-path") == 0 && has) {
+            o.plugin_path = argv[++i];
+        } else if (strcmp(a, "--flags") == 0 && has) {
+            o.flags = (unsigned)strtoul(argv[++i], NULL, 0);
+        } else if (strcmp(a, "--skip-module") == 0 && has) {
+            if (push(&o.skip, &o.n_skip, argv[++i]) != 0)
+                return 1;
+        } else if (strcmp(a, "--force") == 0) {
+            o.force = 1;
+        } else if (strcmp(a, "--for-engine") == 0) {
+            o.for_engine = 1;
+        } else {
+            fprintf(stderr, "mpcengine-probe: unknown or incomplete option %s\n%s", a, usage);
+            return 2;
+        }
+    }
+    /* An engine waits on our stderr only as long as its timeout; after that
+     * we finish for the next process, writing into a closed pipe. */
+    signal(SIGPIPE, SIG_IGN);
+    if (o.for_engine) {
+        /* Detach: the engine reaps our first process at once and reads the
+         * pipe until we are done or its timeout passes. */
+        pid_t pid = fork();
+        if (pid < 0)
+            return 1;
+        if (pid > 0)
+            _exit(0);
+        setsid();
+    }
+    char self[4096];
+    ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    if (len <= 0) {
+        fprintf(stderr, "mpcengine-probe: cannot find its own executable (/proc/self/exe)\n");
+        return 1;
+    }
+    self[len] = '\0';
+
+    mpce_options opts = {
+        .struct_size = sizeof(opts),
+        .config_path = o.config,
+        .plugin_path = o.plugin_path,
+        .flags = o.flags | MPCE_OPT_NO_TUNE,
+        .log = log_line,
+        .log_level = MPCE_LOG_WARNING,
+    };
+    mpce_engine *e;
+    mpce_status st = mpce_engine_new(&opts, &e);
+    if (st != MPCE_OK) {
+        fprintf(stderr, "mpcengine-probe: %s\n", mpce_last_error());
+        return 1;
+    }
+    int rc = tune ? probe_tune(e, &o, self) : probe_measure(e, &o);
+    mpce_engine_free(e);
+    free(o.rows);
+    free(o.skip);
+    return rc;
+}

@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The probe helper, mpcengine-probe (installed in $(libexecdir)/mpcengine):
+ * the selector's measuring, out of the application's process.
+ *
+ *   plan.c       the rows: one production shape per (op, variant, size class)
+ *   worker.c     `measure`: check each candidate's output against the
+ *                reference, then time them interleaved; results on stdout
+ *   supervise.c  `tune`: run workers, survive the ones a module crashes or
+ *                hangs, blacklist that module, decide, write the pins file
+ *   gate.c       the decision: a challenger must beat the priority default by
+ *                more than the default's spread and at least 1 %
+ *   probe.c      options and the engine both sides open
+ *
+ * Worker to supervisor, one line each, flushed:
+ *   enter KEY IMPL                   about to call IMPL (so a crash or hang
+ *                                    has a name)
+ *   cand KEY IMPL STATUS MEDIAN MIN MAX WHY...
+ *   done KEY
+ */
+#ifndef MPCE_TOOLS_PROBE_H
+#define MPCE_TOOLS_PROBE_H
+
+#include <stddef.h>
+
+#include "engine/internal.h"
+#include "engine/selector/pins.h"
+#include "engine/selector/selector.h"
+
+struct probe_opts {
+    const char *config;       /* mpce_options of the engine being tuned */
+    const char *plugin_path;
+    unsigned flags;
+    const char *effort;       /* quick, measure, patient */
+    const char *primitive;    /* only this primitive's rows; NULL: all */
+    int force;                /* tune every planned row, current or not */
+    int for_engine;           /* spawned by an engine: detach, lines on stderr */
+    char **rows;              /* measure: the row keys */
+    size_t n_rows;
+    char **skip;              /* measure: module files not to call */
+    size_t n_skip;
+};
+
+/* ---- plan.c ------------------------------------------------------------------ */
+
+struct probe_row {
+    char key[96];             /* "ntt.forward.q50.medium" */
+    enum mpce_op_id op;
+    unsigned variant, size_class;
+    char bench_op[24];        /* the harness's op */
+    char shape[128];          /* the harness's shape string */
+};
+
+/* The rows an effort measures, or -1 for an unknown effort or primitive
+ * (with the message printed). *rows is malloc'd. */
+int probe_plan(const char *effort, const char *primitive, struct probe_row **rows,
+               size_t *count);
+/* The row of key in any effort's plan; -1 if none. */
+int probe_plan_find(const char *key, struct probe_row *out);
+
+/* Timing per effort. */
+struct mpce_bench_timing;
+void probe_timing(const char *effort, struct mpce_bench_timing *t);
+
+/* ---- gate.c -------------------------------------------------------------------- */
+
+/* Fill winner, runner_up and verdict of row from its cands; `order` is the
+ * priority order (implementation names) "auto" follows without pins. */
+void probe_gate(struct mpce_pins_row *row, const char *const *order, size_t n_order,
+                char *winner, char *runner_up, char *verdict, size_t len);
+
+/* ---- worker.c / supervise.c --------------------------------------------------- */
+
+int probe_measure(mpce_engine *e, const struct probe_opts *o);
+int probe_tune(mpce_engine *e, const struct probe_opts *o, const char *self);
+
+#endif

@@ -1,0 +1,582 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * `mpcengine-probe tune`: under the pins directory's lock, find the rows
+ * that are missing or stale, measure them in worker processes, and write
+ * the new pins atomically. A worker that dies or goes silent past the
+ * effort's budget names its last candidate in its `enter` line: that module
+ * is blacklisted by (path, size, mtime) with the reason, and a new worker
+ * carries on without it. A candidate that answered wrongly is blacklisted
+ * too. Processes that start together tune once: the second finds the rows
+ * current when it gets the lock.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tools/bench/bench.h"
+#include "tools/probe/probe.h"
+
+extern char **environ;
+
+struct result {
+    const struct probe_row *row;
+    struct mpce_pins_cand cands[64];
+    size_t n_cands;
+    char note[400];                 /* why the row could not be measured */
+    int done;
+};
+
+struct tune_state {
+    mpce_engine *e;
+    const struct probe_opts *o;
+    const char *self;
+    struct mpce_pins *pins;         /* the file being rebuilt */
+    char **skip;                    /* module files workers must not call */
+    size_t n_skip;
+    int bar;                        /* progress bar on a terminal */
+    size_t n_done, n_total;
+};
+
+static long long now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void add_cand(struct result *r, const char *impl, const char *status, double median,
+                     double spread, const char *why)
+{
+    for (size_t i = 0; i < r->n_cands; i++)
+        if (strcmp(r->cands[i].impl, impl) == 0) {
+            free(r->cands[i].impl);
+            free(r->cands[i].status);
+            free(r->cands[i].why);
+            r->cands[i] = r->cands[--r->n_cands];
+            break;
+        }
+    if (r->n_cands >= sizeof(r->cands) / sizeof(r->cands[0]))
+        return;
+    struct mpce_pins_cand *c = &r->cands[r->n_cands];
+    c->impl = strdup(impl);
+    c->status = strdup(status);
+    c->why = strdup(why ? why : "");
+    c->median = median;
+    c->spread = spread;
+    if (!c->impl || !c->status || !c->why) {
+        free(c->impl);
+        free(c->status);
+        free(c->why);
+        return;
+    }
+    r->n_cands++;
+}
+
+static void clear_cands(struct result *r, int keep_bad)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < r->n_cands; i++) {
+        int bad = strcmp(r->cands[i].status, "crashed") == 0 ||
+                  strcmp(r->cands[i].status, "hung") == 0;
+        if (keep_bad && bad) {
+            r->cands[k++] = r->cands[i];
+            continue;
+        }
+        free(r->cands[i].impl);
+        free(r->cands[i].status);
+        free(r->cands[i].why);
+    }
+    r->n_cands = k;
+}
+
+static void progress(struct tune_state *ts, const struct result *r)
+{
+    ts->n_done++;
+    if (ts->bar) {
+        const int width = 30;
+        int fill = (int)(width * ts->n_done / (ts->n_total ? ts->n_total : 1));
+        fprintf(stderr, "\r[%.*s%*s] %zu/%zu %-32s", fill, "##############################",
+                width - fill, "", ts->n_done, ts->n_total, r->row->key);
+        if (ts->n_done == ts->n_total)
+            fputc('\n', stderr);
+    } else {
+        fprintf(stderr, "measured %zu/%zu %s%s%s\n", ts->n_done, ts->n_total, r->row->key,
+                r->note[0] ? ": " : "", r->note);
+    }
+    fflush(stderr);
+}
+
+static struct result *result_of(struct result *res, size_t n, const char *key)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(res[i].row->key, key) == 0)
+            return &res[i];
+    return NULL;
+}
+
+static const struct mpce_slot *slot_named(mpce_engine *e, const char *name)
+{
+    return mpce_registry_find(e, name);
+}
+
+static int add_skip(struct tune_state *ts, const char *path)
+{
+    char **grown = realloc(ts->skip, (ts->n_skip + 1) * sizeof(*grown));
+    if (!grown)
+        return -1;
+    ts->skip = grown;
+    if (!(ts->skip[ts->n_skip] = strdup(path)))
+        return -1;
+    ts->n_skip++;
+    return 0;
+}
+
+/* Blacklist the module of impl (not the built-in one): 0, or -1 if it cannot
+ * be (then the row is given up). */
+static int blacklist(struct tune_state *ts, const char *impl, const char *reason)
+{
+    const struct mpce_slot *s = slot_named(ts->e, impl);
+    if (!s || strcmp(s->module->path, "(built-in)") == 0)
+        return -1;
+    for (size_t i = 0; i < ts->pins->n_blacklist; i++)
+        if (strcmp(ts->pins->blacklist[i].path, s->module->path) == 0)
+            return 0;
+    struct mpce_pins_blacklist b = {.path = s->module->path,
+                                    .size = s->module->size,
+                                    .mtime = s->module->mtime,
+                                    .reason = (char *)reason};
+    if (mpce_pins_add_blacklist(ts->pins, &b) != 0)
+        return -1;
+    fprintf(stderr, "blacklisted %s: %s\n", s->module->path, reason);
+    return add_skip(ts, s->module->path);
+}
+
+/* A worker over rows[from..n): its stdout on *fd. */
+static pid_t spawn_worker(struct tune_state *ts, struct result *res, size_t from, size_t n,
+                          int *fd)
+{
+    const struct probe_opts *o = ts->o;
+    size_t max = 16 + 2 * ts->n_skip + (n - from);
+    const char **argv = calloc(max, sizeof(*argv));
+    char flags[32];
+    if (!argv)
+        return -1;
+    snprintf(flags, sizeof(flags), "%u", o->flags);
+    size_t k = 0;
+    argv[k++] = ts->self;
+    argv[k++] = "measure";
+    argv[k++] = "--effort";
+    argv[k++] = o->effort;
+    argv[k++] = "--flags";
+    argv[k++] = flags;
+    if (o->config) {
+        argv[k++] = "--config";
+        argv[k++] = o->config;
+    }
+    if (o->plugin_path) {
+        argv[k++] = "--plugin-path";
+        argv[k++] = o->plugin_path;
+    }
+    for (size_t i = 0; i < ts->n_skip; i++) {
+        argv[k++] = "--skip-module";
+        argv[k++] = ts->skip[i];
+    }
+    argv[k++] = "--";
+    for (size_t i = from; i < n; i++)
+        argv[k++] = res[i].row->key;
+    argv[k] = NULL;
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0) {
+        free(argv);
+        return -1;
+    }
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
+    pid_t pid;
+    int rc = posix_spawn(&pid, ts->self, &fa, NULL, (char *const *)argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    close(fds[1]);
+    free(argv);
+    if (rc != 0) {
+        close(fds[0]);
+        errno = rc;
+        return -1;
+    }
+    *fd = fds[0];
+    return pid;
+}
+
+/* Parse one protocol line; the row it finished, if any, becomes done. */
+static void take_line(struct tune_state *ts, struct result *res, size_t n, char *line,
+                      char *entered, size_t elen)
+{
+    char key[96], impl[96], status[16];
+    double med, mn, mx;
+    int pos = 0;
+    if (sscanf(line, "enter %95s %95s", key, impl) == 2) {
+        snprintf(entered, elen, "%s", impl);
+        return;
+    }
+    if (sscanf(line, "cand %95s %95s %15s %lf %lf %lf %n", key, impl, status, &med, &mn, &mx,
+               &pos) >= 6) {
+        struct result *r = result_of(res, n, key);
+        if (r)
+            add_cand(r, impl, status, med, med > 0 ? (mx - mn) / med : 0, pos ? line + pos : "");
+        return;
+    }
+    if (sscanf(line, "skip %95s %n", key, &pos) >= 1) {
+        struct result *r = result_of(res, n, key);
+        if (r)
+            snprintf(r->note, sizeof(r->note), "%.390s", pos ? line + pos : "not measured");
+        return;
+    }
+    if (sscanf(line, "done %95s", key) == 1) {
+        struct result *r = result_of(res, n, key);
+        if (r && !r->done) {
+            r->done = 1;
+            entered[0] = '\0';
+            progress(ts, r);
+        }
+    }
+}
+
+/* Run workers until every row is done, surviving crashes and hangs. */
+static void run_rows(struct tune_state *ts, struct result *res, size_t n)
+{
+    const unsigned budget_ms = ts->e->cfg.tune.hang_ms;
+    size_t from = 0;
+    while (from < n) {
+        while (from < n && res[from].done)
+            from++;
+        if (from >= n)
+            break;
+        int fd;
+        pid_t pid = spawn_worker(ts, res, from, n, &fd);
+        if (pid < 0) {
+            for (size_t i = from; i < n; i++)
+                snprintf(res[i].note, sizeof(res[i].note), "cannot start a worker (%s): %s",
+                         ts->self, strerror(errno));
+            return;
+        }
+        char buf[8192], entered[96] = "";
+        size_t have = 0;
+        long long deadline = now_ms() + budget_ms;
+        int hung = 0;
+        for (;;) {
+            long long left = deadline - now_ms();
+            if (left <= 0) {
+                hung = 1;
+                break;
+            }
+            struct pollfd pfd = {.fd = fd, .events = POLLIN};
+            int r = poll(&pfd, 1, (int)left);
+            if (r < 0 && errno != EINTR)
+                break;
+            if (r <= 0)
+                continue;
+            ssize_t got = read(fd, buf + have, sizeof(buf) - 1 - have);
+            if (got < 0 && errno == EINTR)
+                continue;
+            if (got <= 0)
+                break;
+            deadline = now_ms() + budget_ms;
+            have += (size_t)got;
+            buf[have] = '\0';
+            char *line = buf, *nl;
+            while ((nl = strchr(line, '\n')) != NULL) {
+                *nl = '\0';
+                take_line(ts, res, n, line, entered, sizeof(entered));
+                line = nl + 1;
+            }
+            have = strlen(line);
+            memmove(buf, line, have + 1);
+            if (have == sizeof(buf) - 1)
+                have = 0; /* a line this long is not the protocol's */
+        }
+        if (hung)
+            kill(pid, SIGKILL);
+        close(fd);
+        int status = 0;
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+            ;
+        while (from < n && res[from].done)
+            from++;
+        if (from >= n)
+            break;
+        /* The worker stopped inside row `from`, in the candidate it entered last. */
+        struct result *r = &res[from];
+        char reason[512];
+        const char *what = hung ? "hung" : "crashed";
+        if (hung)
+            snprintf(reason, sizeof(reason), "hung (no progress for %.1f s, [tune] "
+                     "hang_timeout) while tuning %s", budget_ms / 1000.0, r->row->key);
+        else if (WIFSIGNALED(status))
+            snprintf(reason, sizeof(reason), "crashed (signal %d, %s) while tuning %s",
+                     WTERMSIG(status), strsignal(WTERMSIG(status)), r->row->key);
+        else /* a sanitizer's handler, or exit() inside a module */
+            snprintf(reason, sizeof(reason), "crashed (the worker exited with status %d) while "
+                     "tuning %s", WIFEXITED(status) ? WEXITSTATUS(status) : -1, r->row->key);
+        clear_cands(r, 1);
+        if (entered[0] && blacklist(ts, entered, reason) == 0) {
+            add_cand(r, entered, what, 0, 0, reason);
+            continue; /* the row again, without that module */
+        }
+        snprintf(r->note, sizeof(r->note), "not measured: %.300s%s%.64s", reason,
+                 entered[0] ? " in " : "", entered);
+        r->done = 1;
+        progress(ts, r);
+    }
+}
+
+/* The priority order "auto" follows for a row without pins (this engine
+ * reads none). */
+static size_t priority_order(mpce_engine *e, const struct probe_row *row, const char **names,
+                             size_t max)
+{
+    const struct mpce_table *t = e->table;
+    const struct mpce_route_entry *en = &t->e[row->op][row->variant][row->size_class];
+    size_t n = 0;
+    for (unsigned i = 0; i < en->n && n < max; i++)
+        names[n++] = e->slots[en->cand[i]]->impl->name;
+    return n;
+}
+
+/* Every plugin with an implementation of prim: the row depends on all of them. */
+static size_t row_plugins(mpce_engine *e, mpce_primitive prim, char **names, size_t max)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < e->n_slots; i++) {
+        const struct mpce_slot *s = e->slots[i];
+        if (s->prim != prim || mpce_slot_state(s) == MPCE_ST_SKIPPED || !s->module->name)
+            continue;
+        size_t k = 0;
+        while (k < n && strcmp(names[k], s->module->name) != 0)
+            k++;
+        if (k == n && n < max)
+            names[n++] = s->module->name;
+    }
+    return n;
+}
+
+static int writable_dir(const char *dir)
+{
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+        return 0;
+    return access(dir, W_OK | X_OK) == 0;
+}
+
+static void utc_now(char *buf, size_t len)
+{
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static void print_table(const struct mpce_pins *p, struct result *res, size_t n, FILE *out)
+{
+    fprintf(out, "%-28s %-24s %-24s %s\n", "row", "winner", "runner-up", "verdict");
+    for (size_t i = 0; i < n; i++) {
+        const struct mpce_pins_row *row = mpce_pins_find_row(p, res[i].row->key);
+        if (!row) {
+            fprintf(out, "%-28s %-24s %-24s %s\n", res[i].row->key, "-", "-",
+                    res[i].note[0] ? res[i].note : "not measured");
+            continue;
+        }
+        fprintf(out, "%-28s %-24s %-24s %s\n", row->key, row->winner[0] ? row->winner : "-",
+                row->runner_up[0] ? row->runner_up : "-", row->verdict);
+    }
+}
+
+int probe_tune(mpce_engine *e, const struct probe_opts *o, const char *self)
+{
+    struct probe_row *plan;
+    size_t n_plan;
+    if (probe_plan(o->effort, o->primitive, &plan, &n_plan) != 0)
+        return 2;
+    char dirs[2][4096], dir[4096] = "";
+    size_t nd = mpce_selector_dirs(&e->cfg, dirs);
+    for (size_t i = 0; i < nd && !dir[0]; i++)
+        if (writable_dir(dirs[i]))
+            snprintf(dir, sizeof(dir), "%s", dirs[i]);
+    if (!dir[0]) {
+        fprintf(stderr, "mpcengine-probe: no writable pins directory (%s%s%s): set [tune] dir "
+                "in engine.conf, or run as a user with a cache directory\n", dirs[0],
+                nd > 1 ? ", " : "", nd > 1 ? dirs[1] : "");
+        free(plan);
+        return 1;
+    }
+    char why[1024], path[4200];
+    snprintf(path, sizeof(path), "%s/%s", dir, MPCE_PINS_FILE);
+    /* Bounded: an engine waiting on us has its own timeout; a person can
+     * interrupt. */
+    int lock = mpce_pins_lock(dir, o->for_engine ? 120000u : 600000u, why, sizeof(why));
+    if (lock < 0) {
+        fprintf(stderr, "mpcengine-probe: %s\n", why);
+        free(plan);
+        return 1;
+    }
+    struct mpce_pins pins;
+    memset(&pins, 0, sizeof(pins));
+    enum mpce_pins_read_result rr = mpce_pins_read(path, &pins, why, sizeof(why));
+    if (rr == MPCE_PINS_READ_CORRUPT || rr == MPCE_PINS_READ_ERROR)
+        fprintf(stderr, "mpcengine-probe: replacing %s: %s\n", path, why);
+    char cpu[512];
+    mpce_signature_cpu(cpu, sizeof(cpu));
+    if (rr == MPCE_PINS_READ_OK &&
+        (strcmp(pins.cpu, cpu) != 0 || strcmp(pins.engine_version, mpce_version()) != 0)) {
+        fprintf(stderr, "mpcengine-probe: %s was measured on another CPU or engine version: "
+                "starting afresh\n", path);
+        mpce_pins_free(&pins);
+    }
+    /* Blacklist entries for files that changed since are forgotten. */
+    struct mpce_pins kept;
+    memset(&kept, 0, sizeof(kept));
+    for (size_t i = 0; i < pins.n_blacklist; i++) {
+        struct stat sb;
+        const struct mpce_pins_blacklist *b = &pins.blacklist[i];
+        if (stat(b->path, &sb) == 0 && (uint64_t)sb.st_size == b->size &&
+            (int64_t)sb.st_mtime == b->mtime)
+            mpce_pins_add_blacklist(&kept, b);
+    }
+
+    struct result *res = calloc(n_plan ? n_plan : 1, sizeof(*res));
+    size_t n = 0;
+    struct tune_state ts = {.e = e, .o = o, .self = self, .pins = &kept,
+                            .bar = !o->for_engine && isatty(2)};
+    for (size_t i = 0; res && i < kept.n_blacklist; i++)
+        add_skip(&ts, kept.blacklist[i].path);
+    for (size_t i = 0; res && i < n_plan; i++) {
+        const struct mpce_pins_row *old = mpce_pins_find_row(&pins, plan[i].key);
+        if (!o->force && old && mpce_selector_row_current(e, &pins, old, why, sizeof(why)))
+            continue;
+        res[n++].row = &plan[i];
+    }
+    int rc = 0;
+    if (!res) {
+        fprintf(stderr, "mpcengine-probe: out of memory\n");
+        rc = 1;
+        goto out;
+    }
+    if (n == 0) {
+        fprintf(stderr, "pins in %s are current: nothing to tune (use --force to re-measure)\n",
+                path);
+        goto out;
+    }
+    ts.n_total = n;
+    fprintf(stderr, "tuning %zu rows (%s effort) into %s\n", n, o->effort, path);
+    run_rows(&ts, res, n);
+
+    /* Wrong answers: the module goes on the blacklist too. */
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < res[i].n_cands; k++)
+            if (strcmp(res[i].cands[k].status, "wrong") == 0) {
+                char reason[700];
+                snprintf(reason, sizeof(reason), "answered wrongly while tuning %s: %.500s",
+                         res[i].row->key, res[i].cands[k].why);
+                blacklist(&ts, res[i].cands[k].impl, reason);
+            }
+
+    /* A module blacklisted in a later row may have run (and won) in an
+     * earlier one: nowhere is it a candidate now. */
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < res[i].n_cands; k++) {
+            struct mpce_pins_cand *c = &res[i].cands[k];
+            const struct mpce_slot *s = slot_named(e, c->impl);
+            if (!s || strcmp(c->status, "ok") != 0)
+                continue;
+            for (size_t b = 0; b < kept.n_blacklist; b++)
+                if (strcmp(kept.blacklist[b].path, s->module->path) == 0) {
+                    char *why_b = malloc(strlen(kept.blacklist[b].reason) + 40);
+                    char *st = strdup("failed");
+                    if (!why_b || !st) {
+                        free(why_b);
+                        free(st);
+                        break;
+                    }
+                    sprintf(why_b, "its module is blacklisted: %s", kept.blacklist[b].reason);
+                    free(c->why);
+                    free(c->status);
+                    c->why = why_b;
+                    c->status = st;
+                    c->median = c->spread = 0;
+                    break;
+                }
+        }
+
+    /* The new file: the old current rows, then this run's. */
+    char date[32];
+    utc_now(date, sizeof(date));
+    struct mpce_pins out;
+    memset(&out, 0, sizeof(out));
+    if (mpce_pins_set_header(&out, mpce_version(), date, o->effort, cpu) != 0)
+        rc = 1;
+    for (size_t i = 0; rc == 0 && i < e->n_modules; i++) {
+        const struct mpce_module *m = e->modules[i];
+        if (m->skipped || !m->name)
+            continue;
+        char devices[512];
+        struct mpce_pins_module rec;
+        mpce_selector_module_record(e, m, &rec, devices, sizeof(devices));
+        rc = mpce_pins_add_module(&out, &rec) != 0;
+    }
+    for (size_t i = 0; rc == 0 && i < pins.n_rows; i++)
+        if (mpce_selector_row_current(e, &pins, &pins.rows[i], why, sizeof(why)))
+            rc = mpce_pins_add_row(&out, &pins.rows[i]) != 0;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        const struct probe_row *pr = res[i].row;
+        if (!res[i].done || res[i].note[0])
+            continue;
+        const char *order[256];
+        size_t n_order = priority_order(e, pr, order, 256);
+        char *plugins[64];
+        struct mpce_pins_row row = {.key = (char *)pr->key, .shape = (char *)pr->shape};
+        row.plugins = plugins;
+        row.n_plugins = row_plugins(e, mpce_op_info[pr->op].prim, plugins, 64);
+        row.cands = res[i].cands;
+        row.n_cands = res[i].n_cands;
+        char winner[64], runner[64], verdict[512];
+        probe_gate(&row, order, n_order, winner, runner, verdict, sizeof(verdict));
+        row.winner = winner;
+        row.runner_up = runner;
+        row.verdict = verdict;
+        rc = mpce_pins_put_row(&out, &row) != 0;
+    }
+    for (size_t i = 0; rc == 0 && i < kept.n_blacklist; i++)
+        rc = mpce_pins_add_blacklist(&out, &kept.blacklist[i]) != 0;
+    if (rc != 0) {
+        fprintf(stderr, "mpcengine-probe: out of memory\n");
+    } else if (mpce_pins_write(path, &out, why, sizeof(why)) != 0) {
+        fprintf(stderr, "mpcengine-probe: %s\n", why);
+        rc = 1;
+    } else {
+        fprintf(stderr, "pins written to %s\n", path);
+        if (!o->for_engine)
+            print_table(&out, res, n, stdout);
+    }
+    mpce_pins_free(&out);
+out:
+    mpce_pins_unlock(lock);
+    for (size_t i = 0; res && i < n; i++)
+        clear_cands(&res[i], 0);
+    for (size_t i = 0; i < ts.n_skip; i++)
+        free(ts.skip[i]);
+    free(ts.skip);
+    free(res);
+    mpce_pins_free(&kept);
+    mpce_pins_free(&pins);
+    free(plan);
+    return rc;
+}
