@@ -13,7 +13,9 @@
  *   bench_api.c      candidates that call the public API (thread scaling,
  *                    dispatch overhead), and what "auto" resolves to
  *   bench_peers.c    the built-in OpenSSL EVP peers
- *   bench_plot.c     mpcengine bench --plot: a sweep of shapes, an SVG
+ *   bench_sweep.c    mpcengine bench --plot: the sweep of shapes and what
+ *                    it measured (bench_sweep.h: its data, private)
+ *   bench_svg.c      mpcengine bench --plot: the sweep drawn as an SVG
  */
 #ifndef MPCE_TOOLS_BENCH_H
 #define MPCE_TOOLS_BENCH_H
@@ -188,7 +190,7 @@ int mpce_bench_peer_cand(const mpce_bench_peer *p, const struct mpce_bench_shape
 /* The built-in peers (OpenSSL EVP). */
 const mpce_bench_peer *mpce_bench_builtin_peers(size_t *count);
 
-/* ---- the crossover plot: mpcengine bench --plot (bench_plot.c) ------------ */
+/* ---- the crossover plot: bench --plot (bench_sweep.c, bench_svg.c) ------- */
 
 /* Work elements of one call of the shape, as the engine's size classes count
  * them (tiny < 64, small < 4096, medium < 262144, large): blocks (keys * seeds
