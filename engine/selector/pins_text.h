@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * What the pins file's reader (pins_read.c) and writer (pins_write.c) must
+ * agree on, kept in one place so that whatever is written reads back: the
+ * layout, the limits, the seal and the checks every value passes both ways.
+ * Also the one-line messages of the reader, the writer and the lock
+ * (pins_lock.c), and the directory creation the writer and the lock share.
+ *
+ * The file is INI read back with iniparser 4.1, laid out as
+ *
+ *   # libmpcengine pins: written by the selector (`mpcengine tune`). ...
+ *   [pins]
+ *   format = 1
+ *   engine = "0.1.0"
+ *   date = "2026-11-30T17:04:05Z"
+ *   effort = "quick"
+ *   cpu = "..."
+ *
+ *   [module.1]      plugin path size mtime sha256 devices
+ *   [row.1]         key shape winner runner_up verdict plugins
+ *                   cand.N = "IMPL STATUS MEDIAN SPREAD", why.N = "..."
+ *   [blacklist.1]   path size mtime reason
+ *
+ *   seal = "sha256:<64 hex>"
+ *
+ * Sections and cand.N/why.N are numbered densely from 1. iniparser lowercases
+ * section and key names, so names only ever appear in values. The seal is
+ * the last line, the SHA-256 of every byte before it; iniparser sees it as a
+ * key of the last section.
+ *
+ * Not installed, and private to engine/selector/pins_*.c.
+ */
+#ifndef MPCE_SELECTOR_PINS_TEXT_H
+#define MPCE_SELECTOR_PINS_TEXT_H
+
+#include <locale.h>
+#include <stddef.h>
+
+/* Larger files are no pins file; refusing them bounds the work. */
+#define PINS_MAX_BYTES (4u << 20)
+/* Longest line written or accepted, newline excluded (iniparser 4.1 reads
+ * at most 1022). */
+#define PINS_MAX_LINE 1000
+
+#define PINS_SEAL_PREFIX "seal = \"sha256:"
+#define PINS_SEAL_PREFIX_LEN (sizeof(PINS_SEAL_PREFIX) - 1)
+/* The whole seal line: prefix, 64 hex digits, closing quote, newline. */
+#define PINS_SEAL_LINE_LEN (PINS_SEAL_PREFIX_LEN + 64 + 2)
+
+/* The statuses of a candidate, in words, for messages that list them. */
+#define PINS_STATUS_WORDS "ok, wrong, crashed, hung, failed or declined"
+
+#define PINS_COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+/* The seal's digest of data: 64 lowercase hex digits. 0, or -1 when OpenSSL
+ * fails. */
+int mpce_pins_seal_hex(const void *data, size_t len, char hex[65]);
+
+/* Whether s[0..n) is lowercase hex digits only. */
+int mpce_pins_is_hex(const char *s, size_t n);
+
+/* The position of s in list, or -1. */
+int mpce_pins_index_of(const char *s, const char *const *list, size_t n);
+
+/*
+ * The checks a value passes to be written and to be read back. Each takes a
+ * string (never NULL) and returns NULL when it passes, or else what it
+ * should have been, for a message "'VALUE' is not WHAT".
+ */
+const char *mpce_pins_check_date(const char *s);          /* [pins] date */
+const char *mpce_pins_check_effort(const char *s);        /* [pins] effort */
+const char *mpce_pins_check_sha256(const char *s);        /* a module's, "" allowed */
+const char *mpce_pins_check_name(const char *s);          /* a plugin or implementation */
+const char *mpce_pins_check_optional_name(const char *s); /* the same, or "" */
+const char *mpce_pins_check_status(const char *s);        /* a candidate's */
+/* A median or spread: finite and not negative. */
+int mpce_pins_valid_time(double v);
+
+/* The C locale for numbers, whatever the application set: a file written
+ * under "de_DE" must read back under "C" and the other way round. (locale_t)0
+ * with errno set when it cannot be made; freelocale it. */
+locale_t mpce_pins_c_locale(void);
+
+/* Format a one-line message into why (nothing when why is NULL or why_len
+ * 0), keeping errno. */
+void mpce_pins_why(char *why, size_t why_len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Create dir (mode 0755) unless it exists. 0, or -1 with errno set and why
+ * holding "PATH: cannot create directory DIR: strerror", where path is the
+ * file the directory is made for. */
+int mpce_pins_make_dir(const char *dir, const char *path, char *why, size_t why_len);
+
+#endif
