@@ -200,7 +200,10 @@ static void build_sample(struct mpce_pins *p)
     struct mpce_pins_row r3 = {.key = "lpn.expand.large", .shape = "k=512 n=1048576",
                                .winner = "lpn-soft", .runner_up = "", .verdict = "single ok",
                                .plugins = (char **)k_plugins_b, .n_plugins = 1, .cands = c3,
-                               .n_cands = 3};
+                               .n_cands = 3, .slice_min = 24576,
+                               .slice_verdict = "2 threads beat one from 49152 elements"};
+    r1.slice_min = MPCE_PINS_NEVER;
+    r1.slice_verdict = "2 threads never beat one; \"quoted\"";
     CU_ASSERT_FATAL(mpce_pins_add_row(p, &r1) == 0);
     CU_ASSERT_FATAL(mpce_pins_add_row(p, &r2) == 0);
     CU_ASSERT_FATAL(mpce_pins_add_row(p, &r3) == 0);
@@ -297,7 +300,12 @@ static void test_round_trip(void)
             CU_ASSERT_EQUAL(b->cands[k].spread, a->cands[k].spread);
             CU_ASSERT(str_eq_sanitized(b->cands[k].why, a->cands[k].why));
         }
+        CU_ASSERT_EQUAL(b->slice_min, a->slice_min);
+        CU_ASSERT(str_eq_sanitized(b->slice_verdict, a->slice_verdict ? a->slice_verdict : ""));
     }
+    CU_ASSERT_EQUAL(out.rows[0].slice_min, MPCE_PINS_NEVER);
+    CU_ASSERT_EQUAL(out.rows[1].slice_min, 0); /* not measured: no keys written */
+    CU_ASSERT_EQUAL(out.rows[2].slice_min, 24576);
     CU_ASSERT_STRING_EQUAL(out.rows[0].verdict,
                            "ifma 11% faster than avx512 ?by median?; spread ok # fine?next");
     CU_ASSERT_STRING_EQUAL(out.rows[0].cands[3].why, "SIGSEGV?in?kernel");

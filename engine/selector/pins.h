@@ -52,7 +52,15 @@ struct mpce_pins_row {
     size_t n_plugins;
     struct mpce_pins_cand *cands;
     size_t n_cands;
+    /* The pool's threshold for the winner, in work elements per slice: the
+     * measured crossover where splitting a call over the engine's threads
+     * starts to pay. 0: not measured; MPCE_PINS_NEVER: it never paid up to
+     * the largest size tried (then calls stay on one thread). */
+    uint64_t slice_min;
+    char *slice_verdict;    /* how it was found; "" when not measured */
 };
+
+#define MPCE_PINS_NEVER UINT64_MAX
 
 /* A module that crashed, hung or answered wrongly while tuning: auto never
  * uses it until the file at path changes (size or mtime). */

@@ -54,6 +54,7 @@ static void row_free(struct mpce_pins_row *r)
     free(r->winner);
     free(r->runner_up);
     free(r->verdict);
+    free(r->slice_verdict);
     for (size_t i = 0; r->plugins && i < r->n_plugins; i++)
         free(r->plugins[i]);
     free(r->plugins);
@@ -68,8 +69,9 @@ static int row_copy(struct mpce_pins_row *d, const struct mpce_pins_row *s)
     memset(d, 0, sizeof(*d));
     if (copy_str(&d->key, s->key) || copy_str(&d->shape, s->shape) ||
         copy_str(&d->winner, s->winner) || copy_str(&d->runner_up, s->runner_up) ||
-        copy_str(&d->verdict, s->verdict))
+        copy_str(&d->verdict, s->verdict) || copy_str(&d->slice_verdict, s->slice_verdict))
         goto fail;
+    d->slice_min = s->slice_min;
     if (s->n_plugins) {
         if (!(d->plugins = calloc(s->n_plugins, sizeof(*d->plugins))))
             goto fail;

@@ -42,6 +42,8 @@ static const char *const k_module_keys[] = {"plugin", "path", "size", "mtime", "
                                             "devices"};
 static const char *const k_row_keys[] = {"key",       "shape",   "winner",
                                          "runner_up", "verdict", "plugins"};
+/* A row's optional keys: the pool's measured threshold for its winner. */
+static const char *const k_row_optional[] = {"slice_min", "slice_verdict"};
 static const char *const k_blacklist_keys[] = {"path", "size", "mtime", "reason"};
 
 enum sec_kind { SEC_PINS, SEC_MODULE, SEC_ROW, SEC_BLACKLIST };
@@ -487,6 +489,7 @@ static int parse_time(const char *s, double *out)
 /* What pass one of the dictionary found for one row. */
 struct row_tmp {
     const char *f[PINS_COUNT(k_row_keys)];
+    const char *opt[PINS_COUNT(k_row_optional)];
     const char **cand, **why;
     size_t ncand, cmax, nwhy, wmax;
 };
@@ -627,6 +630,10 @@ static enum mpce_pins_read_result dict_pass(struct rd *r, dictionary *d, struct 
             if ((f = mpce_pins_index_of(key, k_row_keys, PINS_COUNT(k_row_keys))) >= 0) {
                 if (!fill)
                     rt->f[f] = val;
+            } else if ((f = mpce_pins_index_of(key, k_row_optional,
+                                               PINS_COUNT(k_row_optional))) >= 0) {
+                if (!fill)
+                    rt->opt[f] = val;
             } else if (parse_numbered(key, strlen(key), "cand", &n) == 0) {
                 f = 0;
                 if (fill)
@@ -854,6 +861,17 @@ static enum mpce_pins_read_result conv_row(struct rd *r, size_t i, const struct 
     SDUP(row->verdict, f[4]);
     if ((res = conv_plugins(r, sec, f[5], row)) != MPCE_PINS_READ_OK)
         return res;
+    const char *smin = rt->opt[0], *sverdict = rt->opt[1];
+    if (!smin != !sverdict)
+        return rd_bad(r, sec, smin ? "slice_verdict" : "slice_min",
+                      "missing: slice_min and slice_verdict come together");
+    if (smin && strcmp(smin, "never") == 0)
+        row->slice_min = MPCE_PINS_NEVER;
+    else if (smin && (parse_u64(smin, &row->slice_min) != 0 || row->slice_min == 0 ||
+                      row->slice_min == MPCE_PINS_NEVER))
+        return rd_bad(r, sec, "slice_min", "expected never or a number of work elements "
+                      "from 1");
+    SDUP(row->slice_verdict, sverdict ? sverdict : "");
     if (rt->ncand) {
         if (!(row->cands = calloc(rt->ncand, sizeof(*row->cands))))
             return rd_nomem(r);

@@ -110,7 +110,7 @@ const char *mpce_pins_check_status(const char *s)
 
 int mpce_pins_valid_time(double v)
 {
-    return isfinite(v) && v >= 0.0;
+    return isfinite(v) && v >= 0.0 && !signbit(v); /* -0.0 would be written with a sign */
 }
 
 locale_t mpce_pins_c_locale(void)

@@ -269,6 +269,13 @@ static void wr_row(struct wr *w, size_t index, const struct mpce_pins_row *r)
     wr_plugins(w, r);
     for (size_t i = 0; i < r->n_cands; i++)
         wr_cand(w, i + 1, &r->cands[i]);
+    /* Optional: only rows whose winner's threshold was measured. */
+    if (r->slice_min == MPCE_PINS_NEVER)
+        wr_printf(w, "slice_min = never\n");
+    else if (r->slice_min != 0)
+        wr_printf(w, "slice_min = %" PRIu64 "\n", r->slice_min);
+    if (r->slice_min != 0)
+        wr_str(w, "slice_verdict", r->slice_verdict, 1);
 }
 
 static void wr_blacklist(struct wr *w, size_t index, const struct mpce_pins_blacklist *b)
