@@ -211,6 +211,7 @@ struct mpce_engine {
     size_t n_devices, cap_devices;
 
     struct mpce_selector *selector; /* pins in use (engine/selector) */
+    uint64_t *census;               /* calls per op, variant, class; NULL: no census */
     struct mpce_table *table;       /* published with a release store */
     unsigned generation;            /* bumped whenever a slot's state changes */
     struct mpce_keep *kept;         /* listings handed out */

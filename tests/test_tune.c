@@ -587,6 +587,205 @@ static void test_export_import_clear(void)
     teardown();
 }
 
+/* ---- knob invariance ------------------------------------------------------------------------- */
+
+/* A pins file whose every row (all ops, variants and classes) keeps the
+ * priority order and sets the pool's threshold to slice_min: it is current
+ * for engines over plugin_path, so they follow it without tuning. */
+static void write_slice_pins(const char *plugin_path, uint64_t slice_min)
+{
+    mpce_engine *e = engine(plugin_path, MPCE_OPT_NO_TUNE, NULL);
+    struct mpce_pins p;
+    memset(&p, 0, sizeof(p));
+    char cpu[512];
+    mpce_signature_cpu(cpu, sizeof(cpu));
+    CU_ASSERT_FATAL(mpce_pins_set_header(&p, mpce_version(), "2026-11-30T00:00:00Z", "patient",
+                                         cpu) == 0);
+    for (size_t i = 0; i < e->n_modules; i++) {
+        char devices[512];
+        struct mpce_pins_module rec;
+        if (e->modules[i]->skipped)
+            continue;
+        mpce_selector_module_record(e, e->modules[i], &rec, devices, sizeof(devices));
+        CU_ASSERT_FATAL(mpce_pins_add_module(&p, &rec) == 0);
+    }
+    const mpce_route_info *routes;
+    size_t n;
+    CU_ASSERT_FATAL(mpce_routes(e, &routes, &n) == MPCE_OK);
+    for (size_t i = 0; i < n; i++) {
+        char key[96], *plugins[8];
+        size_t np = 0;
+        enum mpce_op_id op = mpce_op_by_name(routes[i].op);
+        snprintf(key, sizeof(key), "%s%s%s.%s", routes[i].op, routes[i].variant[0] ? "." : "",
+                 routes[i].variant, routes[i].size_class);
+        for (size_t s = 0; s < e->n_slots && np < 8; s++) {
+            const struct mpce_slot *sl = e->slots[s];
+            int have = 0;
+            for (size_t k = 0; k < np; k++)
+                have |= strcmp(plugins[k], sl->module->name) == 0;
+            if (sl->prim == mpce_op_info[op].prim && mpce_slot_state(sl) != MPCE_ST_SKIPPED &&
+                !have)
+                plugins[np++] = sl->module->name;
+        }
+        struct mpce_pins_row row = {.key = key, .shape = "-", .winner = (char *)routes[i].impl,
+                                    .runner_up = "", .verdict = "knob invariance test",
+                                    .plugins = plugins, .n_plugins = np,
+                                    .slice_min = slice_min, .slice_verdict = "set by the test"};
+        CU_ASSERT_FATAL(mpce_pins_add_row(&p, &row) == 0);
+    }
+    char why[512];
+    CU_ASSERT_FATAL(mkdir(pins_dir, 0755) == 0 || errno == EEXIST);
+    CU_ASSERT_FATAL(mpce_pins_write(pins_path, &p, why, sizeof(why)) == 0);
+    mpce_pins_free(&p);
+    mpce_engine_free(e);
+}
+
+/* Every op the selector tunes the threshold of, at sizes the pool splits,
+ * into one buffer. */
+static void run_ops(mpce_engine *e, uint8_t *out, size_t *len)
+{
+    enum { NB = 70001, NPOLY = 19, N = 1024, LPN_N = 65539, KEYS = 3001 };
+    static uint8_t in[16 * NB];
+    for (size_t i = 0; i < sizeof(in); i++)
+        in[i] = (uint8_t)(i * 131 + 7);
+    size_t at = 0;
+    uint8_t keys[48] = {1, 2, 3, 4, 5};
+    mpce_prg *prg;
+    CU_ASSERT_FATAL(mpce_prg_new(e, keys, 3, &prg) == MPCE_OK);
+    CU_ASSERT(mpce_prg_ecb(prg, NULL, 1, in, out + at, NB) == MPCE_OK);
+    at += 16 * NB;
+    CU_ASSERT(mpce_prg_ctr(prg, NULL, 2, UINT64_MAX - 5, out + at, NB) == MPCE_OK);
+    at += 16 * NB;
+    CU_ASSERT(mpce_prg_mmo(prg, NULL, in, out + at, NB / 3) == MPCE_OK);
+    at += 16 * 3 * (NB / 3);
+    mpce_prg_free(prg);
+
+    const uint64_t q = UINT64_C(0x1fffffffffe00001);
+    uint64_t *poly = malloc(8 * N * NPOLY);
+    CU_ASSERT_FATAL(poly != NULL);
+    for (size_t i = 0; i < N * NPOLY; i++)
+        poly[i] = (i * UINT64_C(0x9E3779B97F4A7C15)) % q;
+    mpce_ntt *ntt;
+    CU_ASSERT_FATAL(mpce_ntt_new(e, N, &q, 1, &ntt) == MPCE_OK);
+    CU_ASSERT(mpce_ntt_forward(ntt, NULL, poly, (uint64_t *)(out + at), NPOLY) == MPCE_OK);
+    CU_ASSERT(mpce_ntt_inverse(ntt, NULL, (uint64_t *)(out + at), (uint64_t *)(out + at + 8 * N * NPOLY),
+                               NPOLY) == MPCE_OK);
+    at += 2 * 8 * N * NPOLY;
+    mpce_ntt_free(ntt);
+    free(poly);
+
+    mpce_lpn *lpn;
+    CU_ASSERT_FATAL(mpce_lpn_new(e, keys, 12, &lpn) == MPCE_OK);
+    uint64_t used;
+    memcpy(out + at, in, 16 * (size_t)LPN_N);
+    CU_ASSERT(mpce_lpn_fold(lpn, NULL, 3, in, 4096, out + at, LPN_N, &used) == MPCE_OK);
+    at += 16 * (size_t)LPN_N;
+    mpce_lpn_free(lpn);
+
+    mpce_dpf *dpf;
+    CU_ASSERT_FATAL(mpce_dpf_new(e, 17, MPCE_DPF_BYTES, keys, keys + 16, &dpf) == MPCE_OK);
+    mpce_dpf_key *k0, *k1;
+    CU_ASSERT_FATAL(mpce_dpf_gen(dpf, NULL, 12345, keys + 32, keys, keys + 16, &k0, &k1) ==
+                    MPCE_OK);
+    CU_ASSERT(mpce_dpf_evalall(dpf, NULL, k0, out + at, 16u << 17) == MPCE_OK);
+    at += 16u << 17;
+    static const mpce_dpf_key *many[KEYS];
+    static uint64_t points[KEYS];
+    for (size_t i = 0; i < KEYS; i++) {
+        many[i] = i % 2 ? k0 : k1;
+        points[i] = i * 37;
+    }
+    CU_ASSERT(mpce_dpf_eval_keys(dpf, NULL, many, points, KEYS, out + at) == MPCE_OK);
+    at += 16 * KEYS;
+    mpce_dpf_key_free(k0);
+    mpce_dpf_key_free(k1);
+    mpce_dpf_free(dpf);
+    *len = at;
+}
+
+static void test_slice_threshold_extremes_give_same_bytes(void)
+{
+    const char *path = TEST_PLUGIN_PATH[0] ? TEST_PLUGIN_PATH : TUNE_DIR "/large";
+    const size_t cap = 16 * 70001 * 5 + 2 * 8 * 1024 * 19 + 16 * 65539 + (16u << 17) + 16 * 3001;
+    uint8_t *a = malloc(cap), *b = malloc(cap);
+    CU_ASSERT_FATAL(a && b);
+    size_t la = 0, lb = 0;
+    setup("auto");
+    char text[10000];
+    /* Three threads even on a one-CPU machine, so that the pool splits. */
+    snprintf(text, sizeof(text), "[engine]\nuser_config = no\nthreads = 3\n[tune]\nmode = auto\n"
+             "dir = %s\nhelper = %s/no-such-helper\n", pins_dir, dir);
+    tu_write_text(conf, text, 0644);
+    /* One element per slice: every call cut as finely as the pool allows. */
+    write_slice_pins(path, 1);
+    mpce_engine *e = engine(path, 0, NULL);
+    const char *source = NULL;
+    route(e, "prg.ecb", "", "medium", &source);
+    CU_ASSERT(source && strncmp(source, "measured:", 9) == 0);
+    CU_ASSERT(mpce_selector_slice_min(e, MPCE_OP_prg_ecb,
+                                      mpce_registry_find(e, route(e, "prg.ecb", "", "medium",
+                                                                  NULL))) == 1);
+    run_ops(e, a, &la);
+    CU_ASSERT(__atomic_load_n(&e->pool, __ATOMIC_ACQUIRE) != NULL); /* the calls were split */
+    mpce_engine_free(e);
+    /* Never split. */
+    write_slice_pins(path, MPCE_PINS_NEVER);
+    e = engine(path, 0, NULL);
+    CU_ASSERT(mpce_selector_slice_min(e, MPCE_OP_lpn_fold,
+                                      mpce_registry_find(e, route(e, "lpn.fold", "k16", "large",
+                                                                  NULL))) == MPCE_PINS_NEVER);
+    run_ops(e, b, &lb);
+    CU_ASSERT(__atomic_load_n(&e->pool, __ATOMIC_ACQUIRE) == NULL); /* no call was */
+    mpce_engine_free(e);
+    CU_ASSERT_EQUAL(la, lb);
+    CU_ASSERT(la > 0 && memcmp(a, b, la) == 0);
+    free(a);
+    free(b);
+    teardown();
+}
+
+/* ---- the census ----------------------------------------------------------------------------- */
+
+static void test_census_tunes_called_classes_first(void)
+{
+    setup("auto");
+    char text[10000];
+    snprintf(text, sizeof(text), "[engine]\nuser_config = no\n[tune]\nmode = warn\ncensus = yes\n"
+             "dir = %s\nhelper = %s\n", pins_dir, PROBE_BIN);
+    tu_write_text(conf, text, 0644);
+    mpce_engine *e = engine(TUNE_DIR "/large", 0, NULL);
+    uint8_t key[16] = {0}, in[16 * 8] = {0}, out[16 * 8];
+    mpce_prg *ctx;
+    CU_ASSERT_FATAL(mpce_prg_new(e, key, 1, &ctx) == MPCE_OK);
+    for (int i = 0; i < 5; i++)
+        CU_ASSERT(mpce_prg_ecb(ctx, NULL, 0, in, out, 8) == MPCE_OK); /* tiny */
+    CU_ASSERT(mpce_prg_ctr(ctx, NULL, 0, 0, out, 8) == MPCE_OK);
+    mpce_prg_free(ctx);
+    mpce_engine_free(e); /* writes the counts */
+    char path[4400], census[4096];
+    snprintf(path, sizeof(path), "%s/census.txt", pins_dir);
+    slurp(path, census, sizeof(census));
+    CU_ASSERT(strstr(census, "\nprg.ecb.tiny 5\n") != NULL);
+    CU_ASSERT(strstr(census, "\nprg.ctr.tiny 1\n") != NULL);
+    CU_ASSERT(strstr(census, "small") == NULL); /* nothing else is recorded */
+
+    /* quick skips the tiny class, but not when applications call it; the
+     * most called class is measured first. */
+    CU_ASSERT_FATAL(tune("prg", TUNE_DIR "/large") == 0);
+    CU_ASSERT(strstr(err_text, "the census adds 2 classes") != NULL);
+    const char *first = strstr(err_text, "measured 1/");
+    char first_key[64] = "";
+    CU_ASSERT(first && sscanf(first, "measured 1/%*u %63s", first_key) == 1);
+    CU_ASSERT_STRING_EQUAL(first_key, "prg.ecb.tiny");
+    struct mpce_pins p;
+    CU_ASSERT_FATAL(read_pins(&p));
+    CU_ASSERT(mpce_pins_find_row(&p, "prg.ecb.tiny") != NULL);
+    CU_ASSERT(mpce_pins_find_row(&p, "prg.ctr.tiny") != NULL);
+    CU_ASSERT(mpce_pins_find_row(&p, "prg.mmo.tiny") == NULL);
+    mpce_pins_free(&p);
+    teardown();
+}
+
 /* ---- configuration ----------------------------------------------------------------------- */
 
 static void test_tune_config_errors(void)
@@ -625,6 +824,10 @@ int main(void)
         {"NTT contexts of each modulus width follow their own rows",
          test_ntt_variants_route_apart},
         {"pins export, import and clear", test_export_import_clear},
+        {"the slice threshold's extremes give byte-identical outputs",
+         test_slice_threshold_extremes_give_same_bytes},
+        {"the census adds and orders the classes applications call",
+         test_census_tunes_called_classes_first},
         {"[tune] values are checked", test_tune_config_errors},
         {NULL, NULL},
     };

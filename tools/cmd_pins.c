@@ -50,16 +50,18 @@ static void show(mpce_engine *e, const char *path)
     for (size_t i = 0; i < p.n_rows; i++) {
         const struct mpce_pins_row *row = &p.rows[i];
         int cur = mpce_selector_row_current(e, &p, row, why, sizeof(why));
-        printf("  %-28s %-24s runner-up %-24s %s\n    %s%s\n", row->key,
+        printf("  %-28s %-24s runner-up %-24s %s\n    %s\n", row->key,
                row->winner[0] ? row->winner : "-", row->runner_up[0] ? row->runner_up : "-",
-               cur ? "current" : "STALE", row->verdict, cur ? "" : "");
+               cur ? "current" : "STALE", row->verdict);
         if (!cur)
             printf("    stale: %s\n", why);
+        if (row->slice_min)
+            printf("    threads: %s\n", row->slice_verdict);
         for (size_t k = 0; k < row->n_cands; k++) {
             const struct mpce_pins_cand *c = &row->cands[k];
             if (strcmp(c->status, "ok") == 0)
-                printf("      %-26s %12.1f ns/call  spread %5.1f %%\n", c->impl,
-                       c->median * 1e9, c->spread * 100.0);
+                printf("      %-26s %12.1f ns/call  spread %5.1f %%%s%s\n", c->impl,
+                       c->median * 1e9, c->spread * 100.0, c->why[0] ? "  " : "", c->why);
             else
                 printf("      %-26s %s: %s\n", c->impl, c->status, c->why);
         }

@@ -321,6 +321,7 @@ static struct mpce_job eval_job(enum mpce_op_id op, const struct dpf_args *a, ui
         .units = units,
         .min_portable = DPF_SLICE_MIN_POINTS,
         .min_fast = DPF_SLICE_MIN_POINTS_FAST,
+        .elements_per_unit = 1,
     };
     return job;
 }
@@ -341,6 +342,7 @@ static struct mpce_job evalall_job(const mpce_dpf *ctx, struct dpf_args *a,
         .units = a->domain / a->unit_len,
         .min_portable = DPF_EVALALL_MIN_CHUNKS,
         .min_fast = DPF_EVALALL_MIN_CHUNKS_FAST,
+        .elements_per_unit = a->unit_len,
     };
     if (route->slot->ops.dpf.evalall_range == NULL)
         job.units = 1;

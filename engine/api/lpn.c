@@ -109,6 +109,7 @@ static struct mpce_job lpn_job(const struct lpn_args *a)
         .units = a->n / 4u,
         .min_portable = LPN_SLICE_MIN_OUTPUTS / 4u,
         .min_fast = LPN_SLICE_MIN_OUTPUTS_FAST / 4u,
+        .elements_per_unit = 4u,
     };
     /* Fewer than four outputs are a tail only: still one call. */
     if (job.units == 0 && a->n > 0)

@@ -215,6 +215,7 @@ static struct mpce_job ntt_job(const struct ntt_args *s)
         .units = s->batch,
         .min_portable = polys(NTT_SLICE_MIN_WORDS, words),
         .min_fast = polys(NTT_SLICE_MIN_WORDS_FAST, words),
+        .elements_per_unit = words,
     };
     return job;
 }

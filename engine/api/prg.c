@@ -141,6 +141,7 @@ static struct mpce_job prg_job(enum prg_op op, const struct prg_args *a, size_t 
         .units = n,
         .min_portable = PRG_SLICE_MIN_BLOCKS / m,
         .min_fast = PRG_SLICE_MIN_BLOCKS_FAST / m,
+        .elements_per_unit = m,
     };
     return job;
 }

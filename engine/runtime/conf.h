@@ -67,6 +67,7 @@ struct mpce_tune_config {
     unsigned hang_ms;        /* silence after which a candidate is hung (30 s) */
     char *dir;               /* the one pins directory to use; NULL: system, then user */
     char *helper;            /* the probe helper; NULL: the compiled-in one */
+    int census;              /* count the calls per shape class (selector/census.c) */
 };
 
 struct mpce_logger;

@@ -575,13 +575,15 @@ static mpce_status apply_tune(struct mpce_config *cfg, const struct ini_file *f,
                                            : "seconds from 1 to 3600, e.g. 30");
         *(key[0] == 't' ? &cfg->tune.timeout_ms : &cfg->tune.hang_ms) =
             (unsigned)(sec * 1000.0 + 0.5);
+    } else if (strcmp(key, "census") == 0) {
+        st = apply_bool(f, "tune", key, value, &cfg->tune.census);
     } else if (strcmp(key, "dir") == 0) {
         st = apply_tune_path(f, key, value, &cfg->tune.dir);
     } else if (strcmp(key, "helper") == 0) {
         st = apply_tune_path(f, key, value, &cfg->tune.helper);
     } else {
         warn(cfg, "%s: unknown key '%s' in [tune] ignored: the keys are mode, timeout, "
-             "hang_timeout, dir and helper", loc, key);
+             "hang_timeout, census, dir and helper", loc, key);
         return MPCE_OK;
     }
     return st == MPCE_OK ? remember_setting(cfg, "tune", key, value, loc) : st;
@@ -1043,6 +1045,8 @@ static mpce_status remember_defaults(struct mpce_config *cfg)
         st = remember_setting(cfg, "tune", "timeout", "10", "default");
     if (st == MPCE_OK)
         st = remember_setting(cfg, "tune", "hang_timeout", "30", "default");
+    if (st == MPCE_OK)
+        st = remember_setting(cfg, "tune", "census", "no", "default");
     return st;
 }
 

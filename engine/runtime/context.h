@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "engine/internal.h"
+#include "engine/selector/selector.h"
 
 /* A resolved choice: the implementation and this context's state for it.
  * In a context's caches slot is stored last, with release, so a reader that
@@ -114,6 +115,8 @@ static inline mpce_status mpce_ctx_route(struct mpce_ctx *ctx, const char *fn,
     mpce_engine *e = ctx->engine;
     if (mpce_engine_is_closed(e))
         return mpce_engine_closed_error(fn);
+    if (__builtin_expect(e->census != NULL, 0))
+        mpce_census_count_slow(e, op, ctx->variant, mpce_size_class(elements));
     if (mpce_impl_is_auto(impl)) {
         const struct mpce_route_set *set = __atomic_load_n(&ctx->routes, __ATOMIC_ACQUIRE);
         if (set->table == __atomic_load_n(&e->table, __ATOMIC_ACQUIRE)) {

@@ -70,6 +70,7 @@ static void engine_destroy(mpce_engine *e)
         mpce_pool_free(e->pools_abandoned[i]);
     free(e->pools_abandoned);
     mpce_dispatch_free(e);
+    mpce_census_free(e);
     mpce_selector_free(e);
     while (e->kept) {
         struct mpce_keep *k = e->kept;
@@ -109,6 +110,8 @@ static mpce_status create(const mpce_options *opts, mpce_engine **out)
         st = mpce_registry_strict_check(e);
     if (st == MPCE_OK)
         st = mpce_selector_start(e, opts);
+    if (st == MPCE_OK)
+        mpce_census_start(e);
     if (st == MPCE_OK)
         st = mpce_dispatch_build(e);
     if (st != MPCE_OK) {
@@ -290,6 +293,16 @@ static int same_str(const char *a, const char *b)
     return (!a && !b) || (a && b && strcmp(a, b) == 0);
 }
 
+/* Applications rarely call mpce_shutdown(): the global engine's census is
+ * written when the process exits. */
+static void census_at_exit(void)
+{
+    pthread_mutex_lock(&g_lock);
+    if (g_engine != NULL)
+        mpce_census_flush(g_engine);
+    pthread_mutex_unlock(&g_lock);
+}
+
 /* g_lock held. */
 static mpce_status global_init_locked(const mpce_options *o, int check_same)
 {
@@ -315,6 +328,9 @@ static mpce_status global_init_locked(const mpce_options *o, int check_same)
         g_plugin_path = o->plugin_path ? strdup(o->plugin_path) : NULL;
         g_opts = *o;
         g_engine = e;
+        static int exit_hook;
+        if (e->census != NULL && !exit_hook)
+            exit_hook = atexit(census_at_exit) == 0;
     } else {
         snprintf(g_error, sizeof(g_error), "%s", mpce_last_error());
     }

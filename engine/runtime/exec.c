@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "engine/runtime/exec.h"
+#include "engine/selector/selector.h"
 #include "engine/runtime/pool.h"
 #include "engine/runtime/queue.h"
 
@@ -146,7 +147,17 @@ mpce_status mpce_job_run_slow(mpce_engine *e, const struct mpce_job *job)
     if (slot->flags & MPCE_IMPL_ASYNC)
         return run_async(job);
     struct sliced s = {.job = job};
-    s.count = mpce_engine_slices(e, slot, job->units, job->min_portable, job->min_fast);
+    /* The selector's measured crossover for this op and implementation, in
+     * work elements, wins over the front end's guess. */
+    uint64_t measured = mpce_selector_slice_min(e, job->op, slot);
+    if (measured == MPCE_PINS_NEVER) {
+        s.count = 1;
+    } else if (measured != 0 && job->elements_per_unit != 0) {
+        uint64_t min_units = (measured + job->elements_per_unit - 1) / job->elements_per_unit;
+        s.count = mpce_engine_slices(e, slot, job->units, min_units, min_units);
+    } else {
+        s.count = mpce_engine_slices(e, slot, job->units, job->min_portable, job->min_fast);
+    }
     if (s.count <= 1) {
         int rc = job->slice(job, &mpce_host_call, 0, 1);
         return mpce_op_status(slot, mpce_op_info[job->op].name, rc);

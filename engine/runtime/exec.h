@@ -23,8 +23,9 @@ struct mpce_job {
     const void *args;          /* the op's own arguments */
     enum mpce_op_id op;
     uint64_t units;            /* what slices divide (count 1: the whole call) */
-    uint64_t min_portable;     /* units per slice worth a thread (pool.h) */
-    uint64_t min_fast;
+    uint64_t min_portable;     /* units per slice worth a thread (pool.h), */
+    uint64_t min_fast;         /* unless the selector measured one */
+    uint64_t elements_per_unit; /* work elements (size classes) in one unit */
 };
 
 /* The call of host-memory work that finishes before the op returns. */

@@ -223,6 +223,7 @@ static void index_rows(mpce_engine *e, struct mpce_selector *sel, int quiet)
 {
     memset(sel->by_key, 0, sizeof(*sel->by_key) * MPCE_OP_COUNT * MPCE_VARIANTS *
                                MPCE_SIZE_CLASSES);
+    memset(sel->slice_min, 0, sizeof(*sel->slice_min) * MPCE_OP_COUNT * e->n_slots);
     sel->n_current = sel->n_stale = 0;
     if (!sel->loaded)
         return;
@@ -245,7 +246,25 @@ static void index_rows(mpce_engine *e, struct mpce_selector *sel, int quiet)
                          sel->path, row->key, why);
         }
         sel->by_key[ROW_INDEX(op, v, sc)] = row;
+        /* Two variants may share a winner with different crossovers: the
+         * larger threshold is right for both often enough and never makes
+         * a call slower than one thread. */
+        const struct mpce_slot *s = row->slice_min ? mpce_registry_find(e, row->winner) : NULL;
+        if (s != NULL) {
+            uint64_t *at = &sel->slice_min[(size_t)op * e->n_slots + s->index];
+            if (row->slice_min > *at)
+                *at = row->slice_min;
+        }
     }
+}
+
+uint64_t mpce_selector_slice_min(const mpce_engine *e, enum mpce_op_id op,
+                                 const struct mpce_slot *slot)
+{
+    const struct mpce_selector *sel = e->selector;
+    if (sel == NULL || sel->slice_min == NULL || slot == NULL || op >= MPCE_OP_COUNT)
+        return 0;
+    return sel->slice_min[(size_t)op * e->n_slots + slot->index];
 }
 
 /* Milliseconds on the monotonic clock. */
@@ -424,12 +443,16 @@ mpce_status mpce_selector_start(mpce_engine *e, const mpce_options *opts)
     struct mpce_selector *sel = calloc(1, sizeof(*sel));
     const struct mpce_pins_row **by_key =
         calloc((size_t)MPCE_OP_COUNT * MPCE_VARIANTS * MPCE_SIZE_CLASSES, sizeof(*by_key));
-    if (!sel || !by_key) {
+    uint64_t *slice_min = calloc((size_t)MPCE_OP_COUNT * (e->n_slots ? e->n_slots : 1),
+                                 sizeof(*slice_min));
+    if (!sel || !by_key || !slice_min) {
         free(sel);
         free(by_key);
+        free(slice_min);
         return mpce_error(MPCE_ERR_NOMEM, "out of memory starting the selector");
     }
     sel->by_key = by_key;
+    sel->slice_min = slice_min;
     e->selector = sel;
     const enum mpce_tune_mode mode = e->cfg.tune.mode;
     if (mode == MPCE_TUNE_OFF) {
@@ -462,6 +485,7 @@ void mpce_selector_free(mpce_engine *e)
         return;
     mpce_pins_free(&sel->pins);
     free(sel->by_key);
+    free(sel->slice_min);
     free(sel);
     e->selector = NULL;
 }

@@ -45,6 +45,7 @@ struct mpce_selector {
     int loaded;                     /* pins holds a file */
     char path[4200];                /* which file */
     const struct mpce_pins_row **by_key; /* [op][variant][size class]: current rows */
+    uint64_t *slice_min;            /* [op][slot index]: measured thresholds */
     unsigned n_current, n_stale;
     char status[4600];               /* one line for listings: where "auto" comes from */
 };
@@ -63,8 +64,32 @@ void mpce_selector_free(mpce_engine *e);
 /* The current row for (op, variant, size class), or NULL. */
 const struct mpce_pins_row *mpce_selector_row(const mpce_engine *e, enum mpce_op_id op,
                                               unsigned variant, unsigned size_class);
+/* The measured slice threshold (work elements) for op on slot: 0 when none,
+ * MPCE_PINS_NEVER when splitting never paid. */
+uint64_t mpce_selector_slice_min(const mpce_engine *e, enum mpce_op_id op,
+                                 const struct mpce_slot *slot);
+
 /* Why auto skips module m (crashed, hung or was wrong while tuning), or NULL. */
 const char *mpce_selector_blacklisted(const mpce_engine *e, const struct mpce_module *m);
+
+/* ---- the census (census.c) -------------------------------------------------------- */
+
+struct mpce_census_entry {
+    char key[96];                   /* a row key */
+    unsigned long long calls;
+};
+
+/* Counters when [tune] census = yes (and tuning is not off). */
+void mpce_census_start(mpce_engine *e);
+void mpce_census_count_slow(mpce_engine *e, enum mpce_op_id op, unsigned variant,
+                            unsigned size_class);
+/* Merge the counts into DIR/census.txt (the first writable pins directory)
+ * and zero them; freeing flushes first. */
+void mpce_census_flush(mpce_engine *e);
+void mpce_census_free(mpce_engine *e);
+/* The counts of dir's census file (0 and none when it is missing; -1 when it
+ * cannot be read). *out is malloc'd. */
+int mpce_census_read(const char *dir, struct mpce_census_entry **out, size_t *count);
 
 /* The pins directories in the order they are read: [tune] dir alone, else the
  * system's and (unprivileged only) the user's cache. Returns how many. */

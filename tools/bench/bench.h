@@ -168,6 +168,10 @@ mpce_status mpce_bench_api_cand(mpce_engine *engine, const char *impl, unsigned 
                                 const struct mpce_bench_shape *s, struct mpce_bench_fixture *f,
                                 struct mpce_bench_cand *c);
 
+/* The private engine of a candidate mpce_bench_api_cand made (the probe
+ * helper forces it to split every call, to find where splitting pays). */
+mpce_engine *mpce_bench_api_cand_engine(const struct mpce_bench_cand *c);
+
 /* prg.dispatch's "api" candidate: mpce_prg_ecb(ctx, impl, 0, in, out, n) on
  * a context of a private engine configured like `engine` (impl NULL:
  * "auto"). *resolved receives the implementation the call runs

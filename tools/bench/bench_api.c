@@ -255,6 +255,11 @@ mpce_status mpce_bench_api_cand(mpce_engine *engine, const char *impl, unsigned 
     return MPCE_OK;
 }
 
+mpce_engine *mpce_bench_api_cand_engine(const struct mpce_bench_cand *c)
+{
+    return c->run == run && c->state ? ((const struct api_cand *)c->state)->engine : NULL;
+}
+
 mpce_status mpce_bench_dispatch_cand(mpce_engine *engine, const char *impl,
                                      const struct mpce_bench_shape *s,
                                      struct mpce_bench_fixture *f, struct mpce_bench_cand *c,

@@ -164,3 +164,53 @@ void probe_timing(const char *effort, struct mpce_bench_timing *t)
         break;
     }
 }
+
+/* How many calls the census counted for key (0 when none). */
+static unsigned long long calls_of(const struct mpce_census_entry *c, size_t n, const char *key)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(c[i].key, key) == 0)
+            return c[i].calls;
+    return 0;
+}
+
+int probe_plan_census(const char *dir, const char *primitive, struct probe_row **rows,
+                      size_t *count, size_t *added)
+{
+    struct mpce_census_entry *c = NULL;
+    size_t nc = 0;
+    *added = 0;
+    if (mpce_census_read(dir, &c, &nc) != 0 || nc == 0) {
+        free(c);
+        return 0;
+    }
+    /* Classes the application calls that the effort would skip. */
+    for (size_t i = 0; i < nc; i++) {
+        struct probe_row r;
+        int have = 0;
+        for (size_t k = 0; k < *count && !have; k++)
+            have = strcmp((*rows)[k].key, c[i].key) == 0;
+        if (have || c[i].calls == 0 || probe_plan_find(c[i].key, &r) != 0 ||
+            (primitive && strncmp(r.key, primitive, 3) != 0))
+            continue;
+        struct probe_row *grown = realloc(*rows, (*count + 1) * sizeof(*grown));
+        if (!grown)
+            break;
+        grown[(*count)++] = r;
+        *rows = grown;
+        (*added)++;
+    }
+    /* Most called first (a stable insertion sort: the plan's order otherwise). */
+    for (size_t i = 1; i < *count; i++) {
+        struct probe_row r = (*rows)[i];
+        unsigned long long n = calls_of(c, nc, r.key);
+        size_t j = i;
+        while (j > 0 && calls_of(c, nc, (*rows)[j - 1].key) < n) {
+            (*rows)[j] = (*rows)[j - 1];
+            j--;
+        }
+        (*rows)[j] = r;
+    }
+    free(c);
+    return 0;
+}

@@ -2,7 +2,7 @@
 /*
  * mpcengine-probe: the selector's helper. Engines spawn `tune --for-engine`
  * when their pins are missing or stale; `mpcengine tune` runs `tune` in the
- * foreground; `tune` runs `measure` workers. Both sides open the engine with
+ * foreground; `tune` runs `measure` and `slices` workers. Both sides open the engine with
  * the options of the engine being tuned, and never tune themselves.
  */
 #include "config.h"
@@ -19,9 +19,11 @@ static const char usage[] =
     "usage: mpcengine-probe tune [--effort quick|measure|patient] [--primitive P] [--force]\n"
     "                            [--config FILE] [--plugin-path DIRS] [--flags N]\n"
     "       mpcengine-probe measure [--effort E] [--skip-module FILE]... [options] -- ROW...\n"
+    "       mpcengine-probe slices [--effort E] [options] -- ROW=IMPL...\n"
     "The selector's helper (run by libmpcengine and `mpcengine tune`; not meant to be run\n"
     "by hand). tune: measure the missing or stale pins rows and write the pins file.\n"
-    "measure: one worker, results on stdout.\n";
+    "measure: one worker, results on stdout. slices: where splitting a call over\n"
+    "threads starts to pay for each row's winner.\n";
 
 static void log_line(void *arg, mpce_log_level level, const char *plugin, const char *message)
 {
@@ -43,7 +45,8 @@ static int push(char ***list, size_t *n, char *v)
 
 int main(int argc, char **argv)
 {
-    if (argc < 2 || (strcmp(argv[1], "tune") != 0 && strcmp(argv[1], "measure") != 0)) {
+    if (argc < 2 || (strcmp(argv[1], "tune") != 0 && strcmp(argv[1], "measure") != 0 &&
+                      strcmp(argv[1], "slices") != 0)) {
         fputs(usage, argc < 2 || strcmp(argv[1], "--help") != 0 ? stderr : stdout);
         return argc >= 2 && strcmp(argv[1], "--help") == 0 ? 0 : 2;
     }
@@ -114,7 +117,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "mpcengine-probe: %s\n", mpce_last_error());
         return 1;
     }
-    int rc = tune ? probe_tune(e, &o, self) : probe_measure(e, &o);
+    int rc = tune ? probe_tune(e, &o, self)
+                  : strcmp(argv[1], "slices") == 0 ? probe_slices(e, &o) : probe_measure(e, &o);
     mpce_engine_free(e);
     free(o.rows);
     free(o.skip);

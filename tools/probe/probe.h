@@ -10,6 +10,8 @@
  *                hangs, blacklist that module, decide, write the pins file
  *   gate.c       the decision: a challenger must beat the priority default by
  *                more than the default's spread and at least 1 %
+ *   slices.c     `slices`: the pool's threshold, where splitting a call over
+ *                the engine's threads starts to pay for a row's winner
  *   probe.c      options and the engine both sides open
  *
  * Worker to supervisor, one line each, flushed:
@@ -55,6 +57,10 @@ struct probe_row {
  * (with the message printed). *rows is malloc'd. */
 int probe_plan(const char *effort, const char *primitive, struct probe_row **rows,
                size_t *count);
+/* With the census in dir (selector.h): the classes it counted that the plan
+ * lacks are added (*added of them) and the rows ordered most called first. */
+int probe_plan_census(const char *dir, const char *primitive, struct probe_row **rows,
+                      size_t *count, size_t *added);
 /* The row of key in any effort's plan; -1 if none. */
 int probe_plan_find(const char *key, struct probe_row *out);
 
@@ -72,6 +78,9 @@ void probe_gate(struct mpce_pins_row *row, const char *const *order, size_t n_or
 /* ---- worker.c / supervise.c --------------------------------------------------- */
 
 int probe_measure(mpce_engine *e, const struct probe_opts *o);
+/* rows are KEY=IMPL: each row's winner. Lines: slice KEY IMPL VALUE VERDICT,
+ * VALUE a number of work elements per slice, "never" or "0" (not measured). */
+int probe_slices(mpce_engine *e, const struct probe_opts *o);
 int probe_tune(mpce_engine *e, const struct probe_opts *o, const char *self);
 
 #endif

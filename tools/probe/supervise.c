@@ -35,6 +35,12 @@ struct result {
     size_t n_cands;
     char note[400];                 /* why the row could not be measured */
     int done;
+    /* The gate's decision, then (large rows) the pool's threshold. */
+    char winner[64], runner_up[64], verdict[512];
+    int measured;                   /* gated: goes into the file */
+    char slices_arg[200];           /* "KEY=WINNER" for the slices worker */
+    uint64_t slice_min;
+    char slice_verdict[480];
 };
 
 struct tune_state {
@@ -46,6 +52,7 @@ struct tune_state {
     size_t n_skip;
     int bar;                        /* progress bar on a terminal */
     size_t n_done, n_total;
+    const char *phase;              /* "measure" or "slices": the worker's subcommand */
 };
 
 static long long now_ms(void)
@@ -106,13 +113,13 @@ static void progress(struct tune_state *ts, const struct result *r)
     if (ts->bar) {
         const int width = 30;
         int fill = (int)(width * ts->n_done / (ts->n_total ? ts->n_total : 1));
-        fprintf(stderr, "\r[%.*s%*s] %zu/%zu %-32s", fill, "##############################",
-                width - fill, "", ts->n_done, ts->n_total, r->row->key);
+        fprintf(stderr, "\r[%.*s%*s] %zu/%zu %s %-32s", fill, "##############################",
+                width - fill, "", ts->n_done, ts->n_total, ts->phase, r->row->key);
         if (ts->n_done == ts->n_total)
             fputc('\n', stderr);
     } else {
-        fprintf(stderr, "measured %zu/%zu %s%s%s\n", ts->n_done, ts->n_total, r->row->key,
-                r->note[0] ? ": " : "", r->note);
+        fprintf(stderr, "%s %zu/%zu %s%s%s\n", ts->phase[0] == 'm' ? "measured" : "threads",
+                ts->n_done, ts->n_total, r->row->key, r->note[0] ? ": " : "", r->note);
     }
     fflush(stderr);
 }
@@ -175,7 +182,7 @@ static pid_t spawn_worker(struct tune_state *ts, struct result *res, size_t from
     snprintf(flags, sizeof(flags), "%u", o->flags);
     size_t k = 0;
     argv[k++] = ts->self;
-    argv[k++] = "measure";
+    argv[k++] = ts->phase;
     argv[k++] = "--effort";
     argv[k++] = o->effort;
     argv[k++] = "--flags";
@@ -194,7 +201,8 @@ static pid_t spawn_worker(struct tune_state *ts, struct result *res, size_t from
     }
     argv[k++] = "--";
     for (size_t i = from; i < n; i++)
-        argv[k++] = res[i].row->key;
+        if (!res[i].done)
+            argv[k++] = res[i].slices_arg[0] ? res[i].slices_arg : res[i].row->key;
     argv[k] = NULL;
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) != 0) {
@@ -234,6 +242,17 @@ static void take_line(struct tune_state *ts, struct result *res, size_t n, char 
         struct result *r = result_of(res, n, key);
         if (r)
             add_cand(r, impl, status, med, med > 0 ? (mx - mn) / med : 0, pos ? line + pos : "");
+        return;
+    }
+    char value[32];
+    if (sscanf(line, "slice %95s %95s %31s %n", key, impl, value, &pos) >= 3) {
+        struct result *r = result_of(res, n, key);
+        if (r) {
+            r->slice_min = strcmp(value, "never") == 0 ? MPCE_PINS_NEVER
+                                                       : strtoull(value, NULL, 10);
+            snprintf(r->slice_verdict, sizeof(r->slice_verdict), "%.470s",
+                     pos ? line + pos : "");
+        }
         return;
     }
     if (sscanf(line, "skip %95s %n", key, &pos) >= 1) {
@@ -328,6 +347,15 @@ static void run_rows(struct tune_state *ts, struct result *res, size_t n)
         else /* a sanitizer's handler, or exit() inside a module */
             snprintf(reason, sizeof(reason), "crashed (the worker exited with status %d) while "
                      "tuning %s", WIFEXITED(status) ? WEXITSTATUS(status) : -1, r->row->key);
+        if (ts->phase[0] == 's') {
+            /* The winner already ran this op correctly; a failure while
+             * threaded leaves the fixed threshold, with the reason. */
+            snprintf(r->slice_verdict, sizeof(r->slice_verdict), "not measured: %.400s",
+                     reason);
+            r->done = 1;
+            progress(ts, r);
+            continue;
+        }
         clear_cands(r, 1);
         if (entered[0] && blacklist(ts, entered, reason) == 0) {
             add_cand(r, entered, what, 0, 0, reason);
@@ -397,6 +425,8 @@ static void print_table(const struct mpce_pins *p, struct result *res, size_t n,
         }
         fprintf(out, "%-28s %-24s %-24s %s\n", row->key, row->winner[0] ? row->winner : "-",
                 row->runner_up[0] ? row->runner_up : "-", row->verdict);
+        if (row->slice_verdict && row->slice_verdict[0])
+            fprintf(out, "%-28s %-24s %-24s threads: %s\n", "", "", "", row->slice_verdict);
     }
 }
 
@@ -420,6 +450,11 @@ int probe_tune(mpce_engine *e, const struct probe_opts *o, const char *self)
     }
     char why[1024], path[4200];
     snprintf(path, sizeof(path), "%s/%s", dir, MPCE_PINS_FILE);
+    size_t census_added = 0;
+    probe_plan_census(dir, o->primitive, &plan, &n_plan, &census_added);
+    if (census_added)
+        fprintf(stderr, "the census adds %zu classes this machine's applications call\n",
+                census_added);
     /* Bounded: an engine waiting on us has its own timeout; a person can
      * interrupt. */
     int lock = mpce_pins_lock(dir, o->for_engine ? 120000u : 600000u, why, sizeof(why));
@@ -454,7 +489,7 @@ int probe_tune(mpce_engine *e, const struct probe_opts *o, const char *self)
 
     struct result *res = calloc(n_plan ? n_plan : 1, sizeof(*res));
     size_t n = 0;
-    struct tune_state ts = {.e = e, .o = o, .self = self, .pins = &kept,
+    struct tune_state ts = {.e = e, .o = o, .self = self, .pins = &kept, .phase = "measure",
                             .bar = !o->for_engine && isatty(2)};
     for (size_t i = 0; res && i < kept.n_blacklist; i++)
         add_skip(&ts, kept.blacklist[i].path);
@@ -516,6 +551,42 @@ int probe_tune(mpce_engine *e, const struct probe_opts *o, const char *self)
                 }
         }
 
+    /* The gate, for every row that was measured. */
+    for (size_t i = 0; i < n; i++) {
+        const struct probe_row *pr = res[i].row;
+        if (!res[i].done || res[i].note[0])
+            continue;
+        const char *order[256];
+        size_t n_order = priority_order(e, pr, order, 256);
+        struct mpce_pins_row row = {.key = (char *)pr->key, .cands = res[i].cands,
+                                    .n_cands = res[i].n_cands};
+        probe_gate(&row, order, n_order, res[i].winner, res[i].runner_up, res[i].verdict,
+                   sizeof(res[i].verdict));
+        res[i].measured = 1;
+    }
+    /* Then the pool's threshold for each large row's winner: the sizes
+     * where splitting pays reach down from the large class. */
+    size_t n_slices = 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct mpce_slot *w = res[i].measured && res[i].winner[0]
+                                        ? slot_named(e, res[i].winner) : NULL;
+        res[i].done = 1;
+        if (w == NULL || res[i].row->size_class != MPCE_SIZE_CLASSES - 1u ||
+            (w->flags & MPCE_IMPL_ASYNC) || (w->memory & MPCE_MEM_DEVICE))
+            continue;
+        snprintf(res[i].slices_arg, sizeof(res[i].slices_arg), "%s=%s", res[i].row->key,
+                 res[i].winner);
+        res[i].done = 0;
+        n_slices++;
+    }
+    if (n_slices) {
+        ts.phase = "slices";
+        ts.n_done = 0;
+        ts.n_total = n_slices;
+        fprintf(stderr, "measuring where threads pay for %zu winners\n", n_slices);
+        run_rows(&ts, res, n);
+    }
+
     /* The new file: the old current rows, then this run's. */
     char date[32];
     utc_now(date, sizeof(date));
@@ -537,21 +608,20 @@ int probe_tune(mpce_engine *e, const struct probe_opts *o, const char *self)
             rc = mpce_pins_add_row(&out, &pins.rows[i]) != 0;
     for (size_t i = 0; rc == 0 && i < n; i++) {
         const struct probe_row *pr = res[i].row;
-        if (!res[i].done || res[i].note[0])
+        if (!res[i].measured)
             continue;
-        const char *order[256];
-        size_t n_order = priority_order(e, pr, order, 256);
         char *plugins[64];
-        struct mpce_pins_row row = {.key = (char *)pr->key, .shape = (char *)pr->shape};
-        row.plugins = plugins;
+        struct mpce_pins_row row = {.key = (char *)pr->key,
+                                    .shape = (char *)pr->shape,
+                                    .winner = res[i].winner,
+                                    .runner_up = res[i].runner_up,
+                                    .verdict = res[i].verdict,
+                                    .plugins = plugins,
+                                    .cands = res[i].cands,
+                                    .n_cands = res[i].n_cands,
+                                    .slice_min = res[i].slice_min,
+                                    .slice_verdict = res[i].slice_verdict};
         row.n_plugins = row_plugins(e, mpce_op_info[pr->op].prim, plugins, 64);
-        row.cands = res[i].cands;
-        row.n_cands = res[i].n_cands;
-        char winner[64], runner[64], verdict[512];
-        probe_gate(&row, order, n_order, winner, runner, verdict, sizeof(verdict));
-        row.winner = winner;
-        row.runner_up = runner;
-        row.verdict = verdict;
         rc = mpce_pins_put_row(&out, &row) != 0;
     }
     for (size_t i = 0; rc == 0 && i < kept.n_blacklist; i++)

@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The optional census ([tune] census = yes): how many calls an application
+ * made per operation, variant and size class, and nothing else, so that the
+ * next tune measures the classes that matter here first (and the ones its
+ * effort would skip, such as tiny calls, when they are called at all). The
+ * counts are merged into census.txt beside the pins file, under the same
+ * lock, when the engine is freed or the process exits.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "engine/selector/selector.h"
+
+#define CENSUS_FILE "census.txt"
+#define N_COUNTERS ((size_t)MPCE_OP_COUNT * MPCE_VARIANTS * MPCE_SIZE_CLASSES)
+
+void mpce_census_start(mpce_engine *e)
+{
+    if (e->cfg.tune.census && e->cfg.tune.mode != MPCE_TUNE_OFF)
+        e->census = calloc(N_COUNTERS, sizeof(*e->census));
+}
+
+void mpce_census_count_slow(mpce_engine *e, enum mpce_op_id op, unsigned variant,
+                            unsigned size_class)
+{
+    __atomic_fetch_add(&e->census[((size_t)op * MPCE_VARIANTS + variant) * MPCE_SIZE_CLASSES +
+                                  size_class],
+                       1, __ATOMIC_RELAXED);
+}
+
+int mpce_census_read(const char *dir, struct mpce_census_entry **out, size_t *count)
+{
+    char path[4200], line[256];
+    snprintf(path, sizeof(path), "%s/%s", dir, CENSUS_FILE);
+    *out = NULL;
+    *count = 0;
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
+    if (!f) {
+        if (fd >= 0)
+            close(fd);
+        return errno == ENOENT ? 0 : -1;
+    }
+    while (fgets(line, sizeof(line), f)) {
+        char key[96];
+        unsigned long long n;
+        enum mpce_op_id op;
+        unsigned v, sc;
+        /* Only well-formed lines naming a real row count: a damaged file
+         * loses counts, never misdirects a tune. */
+        if (line[0] == '#' || sscanf(line, "%95s %llu", key, &n) != 2 ||
+            mpce_row_parse(key, &op, &v, &sc) != 0)
+            continue;
+        struct mpce_census_entry *grown = realloc(*out, (*count + 1) * sizeof(**out));
+        if (!grown)
+            break;
+        *out = grown;
+        snprintf(grown[*count].key, sizeof(grown[*count].key), "%s", key);
+        grown[*count].calls = n;
+        (*count)++;
+    }
+    fclose(f);
+    return 0;
+}
+
+/* The merged counts, written whole: a temporary file, then rename. */
+static int write_merged(const char *dir, const uint64_t *add)
+{
+    uint64_t *total = calloc(N_COUNTERS, sizeof(*total));
+    struct mpce_census_entry *old = NULL;
+    size_t n_old = 0;
+    if (!total)
+        return -1;
+    mpce_census_read(dir, &old, &n_old);
+    for (size_t i = 0; i < n_old; i++) {
+        enum mpce_op_id op;
+        unsigned v, sc;
+        if (mpce_row_parse(old[i].key, &op, &v, &sc) == 0)
+            total[((size_t)op * MPCE_VARIANTS + v) * MPCE_SIZE_CLASSES + sc] += old[i].calls;
+    }
+    free(old);
+    char tmp[4200], path[4200];
+    snprintf(path, sizeof(path), "%s/%s", dir, CENSUS_FILE);
+    snprintf(tmp, sizeof(tmp), "%s/.%s.XXXXXX", dir, CENSUS_FILE);
+    int fd = mkstemp(tmp);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!f) {
+        if (fd >= 0) {
+            close(fd);
+            unlink(tmp);
+        }
+        free(total);
+        return -1;
+    }
+    fprintf(f, "# libmpcengine census ([tune] census = yes): calls per operation, variant "
+               "and size class\n");
+    for (unsigned op = 0; op < MPCE_OP_COUNT; op++)
+        for (unsigned v = 0; v < MPCE_VARIANTS; v++)
+            for (unsigned sc = 0; sc < MPCE_SIZE_CLASSES; sc++) {
+                size_t i = ((size_t)op * MPCE_VARIANTS + v) * MPCE_SIZE_CLASSES + sc;
+                uint64_t c = total[i] + add[i];
+                if (c == 0 || v >= mpce_variant_count(mpce_op_info[op].prim))
+                    continue;
+                char key[96];
+                mpce_row_key((enum mpce_op_id)op, v, sc, key, sizeof(key));
+                fprintf(f, "%s %llu\n", key, (unsigned long long)c);
+            }
+    free(total);
+    int ok = fflush(f) == 0 && fchmod(fileno(f), 0644) == 0 && fsync(fileno(f)) == 0;
+    ok = fclose(f) == 0 && ok;
+    if (!ok || rename(tmp, path) != 0) {
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
+}
+
+void mpce_census_flush(mpce_engine *e)
+{
+    if (e->census == NULL)
+        return;
+    uint64_t *snap = calloc(N_COUNTERS, sizeof(*snap));
+    if (!snap)
+        return;
+    int any = 0;
+    for (size_t i = 0; i < N_COUNTERS; i++)
+        any |= (snap[i] = __atomic_exchange_n(&e->census[i], 0, __ATOMIC_RELAXED)) != 0;
+    char dirs[2][4096], why[512];
+    size_t nd = any ? mpce_selector_dirs(&e->cfg, dirs) : 0;
+    for (size_t i = 0; i < nd; i++) {
+        int lock = mpce_pins_lock(dirs[i], 2000, why, sizeof(why));
+        if (lock < 0)
+            continue;
+        int rc = write_merged(dirs[i], snap);
+        mpce_pins_unlock(lock);
+        if (rc == 0) {
+            free(snap);
+            return;
+        }
+    }
+    if (any)
+        mpce_log(&e->log, MPCE_LOG_INFO, NULL, "census: no pins directory could take the "
+                 "counts (%s)", nd ? why : "none configured");
+    free(snap);
+}
+
+void mpce_census_free(mpce_engine *e)
+{
+    mpce_census_flush(e);
+    free(e->census);
+    e->census = NULL;
+}
