@@ -568,6 +568,21 @@ static char *slurp(const char *path)
     return buf;
 }
 
+/* The command's configuration: no tune may start (an installed helper and a
+ * missing system pins file would otherwise make the first run tune, and
+ * write pins, in the middle of the tests). */
+static const char *quiet_config(void)
+{
+    static char path[4200];
+    if (!path[0]) {
+        char *dir = tu_temp_dir();
+        snprintf(path, sizeof(path), "%s/engine.conf", dir);
+        free(dir);
+        tu_write_text(path, "[engine]\nuser_config = no\n[tune]\nmode = off\n", 0644);
+    }
+    return path;
+}
+
 /* The command with args; its exit status, stdout and stderr. */
 static int command(const char *const *args, char **out, char **err)
 {
@@ -575,8 +590,10 @@ static int command(const char *const *args, char **out, char **err)
     size_t n = 0;
     argv[n++] = MPCENGINE_BIN;
     argv[n++] = "bench";
-    for (; *args && n < 28; args++)
+    for (; *args && n < 26; args++)
         argv[n++] = *args;
+    argv[n++] = "--config";
+    argv[n++] = quiet_config();
     if (TEST_PLUGIN_PATH[0]) {
         argv[n++] = "--plugin-path";
         argv[n++] = TEST_PLUGIN_PATH;
@@ -820,6 +837,8 @@ static void test_cli_first_line(void)
     argv[n++] = "64";
     argv[n++] = "--window-ms";
     argv[n++] = "200";
+    argv[n++] = "--config";
+    argv[n++] = quiet_config();
     if (TEST_PLUGIN_PATH[0]) {
         argv[n++] = "--plugin-path";
         argv[n++] = TEST_PLUGIN_PATH;

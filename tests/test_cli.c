@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <spawn.h>
 #include <stdarg.h>
@@ -914,6 +915,126 @@ static void test_engine_refusals(void)
     CU_ASSERT(strstr(err_text, "mpce_options") == NULL);
 }
 
+/* ---- pins and tune ------------------------------------------------------------ */
+
+/* A configuration file in the scratch directory: the test's own settings
+ * plus `tune` lines in [tune]. */
+static void write_tune_conf(const char *name, const char *tune)
+{
+    char text[4600];
+    snprintf(text, sizeof(text), "[engine]\nuser_config = no\n[tune]\n%s", tune);
+    tu_write_text(p(name), text, 0644);
+}
+
+/* `mpcengine pins` runs its engine without tuning, whose mode is always off:
+ * it must show the mode the files configure, and say it is not its own. */
+static void test_pins_configured_mode(void)
+{
+    char tune[4500];
+    snprintf(tune, sizeof(tune), "mode = warn\ndir = %s\n", p("pins-mode"));
+    write_tune_conf("mode.conf", tune);
+    const char *args[] = {"pins", "--config", p("mode.conf"), NULL};
+    CU_ASSERT_EQUAL(run_argv(args, 0), 0);
+    CU_ASSERT(strstr(out_text, "[tune] mode = warn (as configured; this command does not "
+                               "tune)\n") != NULL);
+    CU_ASSERT(strstr(out_text, "mode = off") == NULL);
+    /* The test configuration's own mode, off, is shown as configured too. */
+    CU_ASSERT_EQUAL(CLI("pins"), 0);
+    CU_ASSERT(strstr(out_text, "[tune] mode = off (as configured; this command does not "
+                               "tune)\n") != NULL);
+    remove_file("mode.conf");
+}
+
+struct clear_run {
+    const char *conf; /* --config */
+    int out, err;     /* where its stdout and stderr go, opened by the parent */
+};
+
+/* `mpcengine pins --clear` as the unprivileged user; returns its exit
+ * status. No CUnit here: this runs in tu_unprivileged's child. */
+static int clear_unprivileged(void *arg)
+{
+    const struct clear_run *r = arg;
+    const char *argv[] = {MPCENGINE_BIN, "pins", "--clear", "--config", r->conf, NULL};
+    posix_spawn_file_actions_t fa;
+    pid_t pid;
+    int status;
+    if (posix_spawn_file_actions_init(&fa) != 0 ||
+        posix_spawn_file_actions_adddup2(&fa, r->out, 1) != 0 ||
+        posix_spawn_file_actions_adddup2(&fa, r->err, 2) != 0)
+        return 1;
+    int err = posix_spawn(&pid, MPCENGINE_BIN, &fa, NULL, (char *const *)argv, child_env());
+    posix_spawn_file_actions_destroy(&fa);
+    if (err != 0) {
+        printf("\n  cannot run %s: %s", MPCENGINE_BIN, strerror(err));
+        return 1;
+    }
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR)
+            return 1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+/* --clear deletes "the pins files this user can write": a file in a
+ * directory the user cannot write is kept and named, and is no failure. */
+static void test_pins_clear_keeps_unwritable(void)
+{
+    /* The scratch directory is the test's alone (0700): the unprivileged
+     * run (as nobody when the test is root) gets one it can read. */
+    char *shared = tu_temp_dir();
+    char pins_dir[4200], pins_file[4300], conf_file[4300], text[4600];
+    snprintf(pins_dir, sizeof(pins_dir), "%s/pins", shared);
+    snprintf(pins_file, sizeof(pins_file), "%s/pins.ini", pins_dir);
+    snprintf(conf_file, sizeof(conf_file), "%s/clear.conf", shared);
+    snprintf(text, sizeof(text), "[engine]\nuser_config = no\n[tune]\nmode = off\ndir = %s\n",
+             pins_dir);
+    tu_write_text(conf_file, text, 0644);
+    CU_ASSERT_FATAL(mkdir(pins_dir, 0755) == 0);
+    tu_write_text(pins_file, "not even a pins file: --clear does not read it\n", 0644);
+    CU_ASSERT_FATAL(chmod(pins_dir, 0555) == 0 && chmod(shared, 0755) == 0);
+
+    struct clear_run r = {conf_file, open(p("clear.out"), O_RDWR | O_CREAT | O_TRUNC, 0644),
+                          open(p("clear.err"), O_RDWR | O_CREAT | O_TRUNC, 0644)};
+    CU_ASSERT_FATAL(r.out >= 0 && r.err >= 0);
+    int rc = tu_unprivileged(clear_unprivileged, &r);
+    close(r.out);
+    close(r.err);
+    char *out = (char *)read_file(p("clear.out"), NULL);
+    char *err = (char *)read_file(p("clear.err"), NULL);
+    CU_ASSERT_FATAL(out != NULL && err != NULL);
+    if (rc != 0)
+        fprintf(stderr, "  [mpcengine pins --clear ... exit %d] %s", rc, err);
+    CU_ASSERT_EQUAL(rc, 0);
+    char kept[4500];
+    snprintf(kept, sizeof(kept), "kept %s: not writable by this user (run as root to clear "
+             "it)\n", pins_file);
+    CU_ASSERT(strstr(out, kept) != NULL);
+    CU_ASSERT(strstr(out, "removed") == NULL);
+    CU_ASSERT_EQUAL(err[0], '\0');
+    CU_ASSERT(access(pins_file, F_OK) == 0);
+    free(out);
+    free(err);
+    remove_file("clear.out");
+    remove_file("clear.err");
+
+    chmod(pins_dir, 0755);
+    unlink(pins_file);
+    rmdir(pins_dir);
+    tu_remove_dir(shared);
+}
+
+/* A helper that cannot be run is named, with the setting that names it. */
+static void test_tune_missing_helper(void)
+{
+    write_tune_conf("helper.conf", "mode = off\nhelper = /nonexistent\n");
+    const char *args[] = {"tune", "--effort", "quick", "--config", p("helper.conf"), NULL};
+    assert_refused(run_argv(args, 0), 1, "mpcengine tune: ",
+                   "cannot run the probe helper /nonexistent: ", NULL);
+    CU_ASSERT(strstr(err_text, "[tune] helper") != NULL);
+    CU_ASSERT_EQUAL(out_text[0], '\0');
+    remove_file("helper.conf");
+}
+
 static const struct tu_test tests[] = {
     {"list", test_list},
     {"--plugin-path for every command", test_plugin_path},
@@ -930,6 +1051,9 @@ static const struct tu_test tests[] = {
     {"engine_refusals", test_engine_refusals},
     {"config", test_config},
     {"warnings_printed", test_warnings_printed},
+    {"pins shows the configured mode", test_pins_configured_mode},
+    {"pins --clear keeps what it cannot write", test_pins_clear_keeps_unwritable},
+    {"tune names a missing helper", test_tune_missing_helper},
     {NULL, NULL},
 };
 

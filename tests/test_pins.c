@@ -151,6 +151,7 @@ static void build_sample(struct mpce_pins *p)
     CU_ASSERT_FATAL(mpce_pins_set_header(p, "0.1.0", "2026-11-30T17:04:05Z", "quick",
                                          "x86-64 AuthenticAMD family 25 model 17 aes avx2 "
                                          "\"quoted\" ; semi # hash") == 0);
+    CU_ASSERT_FATAL(mpce_pins_set_policy(p, "constant-time") == 0);
     struct mpce_pins_module m1 = {
         .plugin = "soft", .path = "(built-in)", .size = 0, .mtime = 0, .sha256 = "",
         .devices = ""};
@@ -188,19 +189,24 @@ static void build_sample(struct mpce_pins *p)
         {.impl = "prg-soft", .status = "hung", .median = 0, .spread = 0,
          .why = "no answer in 10 s"},
     };
+    /* A slice verdict alone: the threshold could not be measured. */
     struct mpce_pins_row r2 = {.key = "prg.ecb.small", .shape = "n=64", .winner = "",
                                .runner_up = "", .verdict = "no candidate was ok",
-                               .plugins = NULL, .n_plugins = 0, .cands = c2, .n_cands = 1};
+                               .plugins = NULL, .n_plugins = 0, .cands = c2, .n_cands = 1,
+                               .slice_verdict = "not measured: no winner"};
     struct mpce_pins_cand c3[] = {
         {.impl = "lpn-a", .status = "failed", .median = 0, .spread = 0, .why = "ENOMEM"},
         {.impl = "lpn-b", .status = "declined", .median = 0, .spread = 0,
          .why = "serves: q too large"},
         {.impl = "lpn-soft", .status = "ok", .median = 1.25e-03, .spread = 0, .why = ""},
+        {.impl = "lpn-slow", .status = "screened", .median = 9.5e-03, .spread = 0,
+         .why = "screened out: one call took 7.6x the fastest's"},
     };
+    /* A screened runner-up: timed by one call only. */
     struct mpce_pins_row r3 = {.key = "lpn.expand.large", .shape = "k=512 n=1048576",
-                               .winner = "lpn-soft", .runner_up = "", .verdict = "single ok",
-                               .plugins = (char **)k_plugins_b, .n_plugins = 1, .cands = c3,
-                               .n_cands = 3, .slice_min = 24576,
+                               .winner = "lpn-soft", .runner_up = "lpn-slow",
+                               .verdict = "single ok", .plugins = (char **)k_plugins_b,
+                               .n_plugins = 1, .cands = c3, .n_cands = 4, .slice_min = 24576,
                                .slice_verdict = "2 threads beat one from 49152 elements"};
     r1.slice_min = MPCE_PINS_NEVER;
     r1.slice_verdict = "2 threads never beat one; \"quoted\"";
@@ -267,6 +273,7 @@ static void test_round_trip(void)
     CU_ASSERT_STRING_EQUAL(out.date, "2026-11-30T17:04:05Z");
     CU_ASSERT_STRING_EQUAL(out.effort, "quick");
     CU_ASSERT(str_eq_sanitized(out.cpu, in.cpu));
+    CU_ASSERT_STRING_EQUAL(out.policy, "constant-time");
 
     CU_ASSERT_EQUAL_FATAL(out.n_modules, 2);
     for (size_t i = 0; i < 2; i++) {
@@ -304,8 +311,21 @@ static void test_round_trip(void)
         CU_ASSERT(str_eq_sanitized(b->slice_verdict, a->slice_verdict ? a->slice_verdict : ""));
     }
     CU_ASSERT_EQUAL(out.rows[0].slice_min, MPCE_PINS_NEVER);
-    CU_ASSERT_EQUAL(out.rows[1].slice_min, 0); /* not measured: no keys written */
+    CU_ASSERT_EQUAL(out.rows[1].slice_min, 0); /* not measured: its verdict alone */
+    CU_ASSERT_STRING_EQUAL(out.rows[1].slice_verdict, "not measured: no winner");
     CU_ASSERT_EQUAL(out.rows[2].slice_min, 24576);
+    CU_ASSERT_STRING_EQUAL(out.rows[2].runner_up, "lpn-slow");
+    CU_ASSERT_STRING_EQUAL(out.rows[2].cands[3].status, "screened");
+    CU_ASSERT_EQUAL(out.rows[2].cands[3].median, 9.5e-03);
+    {
+        /* Row 2's text: a slice_verdict line and no slice_min. */
+        const char *r2 = strstr(text, "[row.2]\n"), *r3 = strstr(text, "[row.3]\n");
+        CU_ASSERT_FATAL(r2 != NULL && r3 != NULL);
+        const char *sv = strstr(r2, "slice_verdict = \"not measured: no winner\"\n");
+        const char *sm = strstr(r2, "slice_min");
+        CU_ASSERT(sv != NULL && sv < r3);
+        CU_ASSERT(sm == NULL || sm > r3);
+    }
     CU_ASSERT_STRING_EQUAL(out.rows[0].verdict,
                            "ifma 11% faster than avx512 ?by median?; spread ok # fine?next");
     CU_ASSERT_STRING_EQUAL(out.rows[0].cands[3].why, "SIGSEGV?in?kernel");
@@ -323,8 +343,11 @@ static void test_round_trip(void)
     /* find_row and put_row. */
     CU_ASSERT_PTR_EQUAL(mpce_pins_find_row(&out, "prg.ecb.small"), &out.rows[1]);
     CU_ASSERT_PTR_NULL(mpce_pins_find_row(&out, "prg.ecb.large"));
+    struct mpce_pins_cand nc = {.impl = "prg-soft", .status = "ok", .median = 1e-6,
+                                .spread = 0, .why = ""};
     struct mpce_pins_row nr = {.key = "prg.ecb.small", .shape = "n=65", .winner = "prg-soft",
-                               .runner_up = "", .verdict = "replaced"};
+                               .runner_up = "", .verdict = "replaced", .cands = &nc,
+                               .n_cands = 1};
     CU_ASSERT_EQUAL(mpce_pins_put_row(&out, &nr), 0);
     CU_ASSERT_EQUAL(out.n_rows, 3);
     CU_ASSERT_STRING_EQUAL(mpce_pins_find_row(&out, "prg.ecb.small")->verdict, "replaced");
@@ -719,6 +742,338 @@ static void test_strict_content(void)
     tu_remove_dir(dir);
 }
 
+/* ---- 3b. what the values mean together ---------------------------------- */
+
+/* body with from replaced by to, sealed: CORRUPT with why starting
+ * "PATH:LINE: what", LINE that of marker (to when NULL), looked for after
+ * the first `after` when that is not NULL. */
+static void edit_corrupt(const char *path, const char *body, const char *from, const char *to,
+                         const char *after, const char *marker, const char *what)
+{
+    char *e = replace(body, from, to);
+    const char *from_here = after ? strstr(e, after) : e;
+    CU_ASSERT_FATAL(from_here != NULL);
+    const char *at = strstr(from_here, marker ? marker : to);
+    CU_ASSERT_FATAL(at != NULL);
+    char want[PATH_LEN + 512];
+    snprintf(want, sizeof(want), "%s:%u: %s", path, line_at(e, at), what);
+    expect_corrupt_body(path, e, want);
+    free(e);
+}
+
+/* body with from replaced by to, sealed: reads OK into *p (free it). */
+static void edit_ok(const char *path, const char *body, const char *from, const char *to,
+                    struct mpce_pins *p)
+{
+    char *e = replace(body, from, to);
+    char *t = reseal(e);
+    write_raw(path, t, strlen(t));
+    char why[WHY_LEN];
+    enum mpce_pins_read_result res = mpce_pins_read(path, p, why, sizeof(why));
+    CU_ASSERT_EQUAL(res, MPCE_PINS_READ_OK);
+    if (res != MPCE_PINS_READ_OK)
+        fprintf(stderr, "  '%s' -> '%s': %s\n", from, to, why);
+    free(t);
+    free(e);
+}
+
+static void test_policy_read(void)
+{
+    char path[PATH_LEN];
+    char *text;
+    size_t len;
+    char *dir = sample_dir(path, &text, &len);
+    char *body = body_of(text);
+    struct mpce_pins p;
+
+    /* Written after cpu. */
+    const char *cpu = strstr(body, "\ncpu = \""), *pol = strstr(body, "\npolicy = \"");
+    CU_ASSERT(cpu && pol && cpu < pol && strstr(pol, "\npolicy = \"constant-time\"\n") == pol);
+    edit_corrupt(path, body, "policy = \"constant-time\"", "policy = \"fast\"", NULL, NULL,
+                 "[pins] policy: 'fast' is not constant-time or variable-time");
+    edit_corrupt(path, body, "policy = \"constant-time\"", "policy = \"Constant-Time\"", NULL,
+                 NULL, "[pins] policy: 'Constant-Time' is not constant-time or variable-time");
+    edit_corrupt(path, body, "policy = \"constant-time\"", "policy = \"\"", NULL, NULL,
+                 "[pins] policy: '' is not constant-time or variable-time");
+    edit_corrupt(path, body, "policy = \"constant-time\"\n", "", NULL, "[pins]\n",
+                 "[pins] missing key 'policy'");
+    edit_ok(path, body, "policy = \"constant-time\"", "policy = \"variable-time\"", &p);
+    CU_ASSERT_STRING_EQUAL(p.policy, "variable-time");
+    mpce_pins_free(&p);
+    CU_ASSERT_PTR_NULL(p.policy);
+
+    free(body);
+    free(text);
+    tu_remove_dir(dir);
+}
+
+static void test_winner_read(void)
+{
+    char path[PATH_LEN];
+    char *text;
+    size_t len;
+    char *dir = sample_dir(path, &text, &len);
+    char *body = body_of(text);
+    struct mpce_pins p;
+
+    /* The winner: one of the row's candidates, and an ok one. */
+    edit_corrupt(path, body, "winner = \"ntt-aesni-ifma\"", "winner = \"ntt-other\"", NULL,
+                 NULL, "[row.1] winner: 'ntt-other' is none of the row's candidates");
+    edit_corrupt(path, body, "winner = \"ntt-aesni-ifma\"", "winner = \"ntt-soft\"", NULL,
+                 NULL, "[row.1] winner: 'ntt-soft' is cand.3, whose status is 'wrong': a "
+                       "winner must be ok");
+    edit_corrupt(path, body, "winner = \"lpn-soft\"", "winner = \"lpn-slow\"", NULL, NULL,
+                 "[row.3] winner: 'lpn-slow' is cand.4, whose status is 'screened': a winner "
+                 "must be ok");
+    edit_corrupt(path, body, "winner = \"lpn-soft\"", "winner = \"lpn-b\"", NULL, NULL,
+                 "[row.3] winner: 'lpn-b' is cand.2, whose status is 'declined'");
+
+    /* The runner-up: an ok or screened candidate, not the winner. */
+    edit_corrupt(path, body, "runner_up = \"ntt-aesni-avx512\"", "runner_up = \"ntt-crash\"",
+                 NULL, NULL, "[row.1] runner_up: 'ntt-crash' is cand.4, whose status is "
+                             "'crashed': a runner-up must be ok or screened");
+    edit_corrupt(path, body, "runner_up = \"ntt-aesni-avx512\"", "runner_up = \"ntt-gone\"",
+                 NULL, NULL, "[row.1] runner_up: 'ntt-gone' is none of the row's candidates");
+    edit_corrupt(path, body, "runner_up = \"ntt-aesni-avx512\"",
+                 "runner_up = \"ntt-aesni-ifma\"", NULL, NULL,
+                 "[row.1] runner_up: 'ntt-aesni-ifma' is the winner too");
+    edit_corrupt(path, body, "runner_up = \"lpn-slow\"", "runner_up = \"lpn-soft\"", NULL,
+                 NULL, "[row.3] runner_up: 'lpn-soft' is the winner too");
+    /* Row 2 has no winner: its runner-up is held to the same rule. */
+    CU_ASSERT(strstr(body, "runner_up = \"\"") > strstr(body, "[row.2]\n"));
+    edit_corrupt(path, body, "runner_up = \"\"", "runner_up = \"prg-soft\"", NULL, NULL,
+                 "[row.2] runner_up: 'prg-soft' is cand.1, whose status is 'hung'");
+
+    /* Allowed: an ok runner-up, a screened one (the sample's row 3), none. */
+    edit_ok(path, body, "runner_up = \"ntt-aesni-avx512\"", "runner_up = \"\"", &p);
+    CU_ASSERT_STRING_EQUAL(p.rows[0].runner_up, "");
+    mpce_pins_free(&p);
+
+    free(body);
+    free(text);
+    tu_remove_dir(dir);
+}
+
+static void test_unique_read(void)
+{
+    char path[PATH_LEN];
+    char *text;
+    size_t len;
+    char *dir = sample_dir(path, &text, &len);
+    char *body = body_of(text);
+
+    /* A row key twice: the later row is named, with its key's line. */
+    edit_corrupt(path, body, "key = \"lpn.expand.large\"", "key = \"prg.ecb.small\"", "[row.3]",
+                 "key = ", "[row.3] key: 'prg.ecb.small' is also the key of [row.2]");
+    edit_corrupt(path, body, "key = \"prg.ecb.small\"", "key = \"ntt.forward.q50.medium\"",
+                 "[row.2]", "key = ",
+                 "[row.2] key: 'ntt.forward.q50.medium' is also the key of [row.1]");
+    /* One implementation twice in a row. */
+    edit_corrupt(path, body, "cand.2 = \"ntt-aesni-avx512 ok", "cand.2 = \"ntt-aesni-ifma ok",
+                 NULL, "cand.2 = ", "[row.1] cand.2: 'ntt-aesni-ifma' is also cand.1");
+    edit_corrupt(path, body, "cand.4 = \"ntt-crash crashed", "cand.4 = \"ntt-soft crashed",
+                 NULL, "cand.4 = ", "[row.1] cand.4: 'ntt-soft' is also cand.3");
+    /* One plugin's module twice. */
+    edit_corrupt(path, body, "plugin = \"aesni\"", "plugin = \"soft\"", "[module.2]",
+                 "plugin = ", "[module.2] plugin: 'soft' is also the plugin of [module.1]");
+
+    free(body);
+    free(text);
+    tu_remove_dir(dir);
+}
+
+static void test_row_key_read(void)
+{
+    char path[PATH_LEN];
+    char *text;
+    size_t len;
+    char *dir = sample_dir(path, &text, &len);
+    char *body = body_of(text);
+    struct mpce_pins p;
+
+    static const char *const bad[] = {
+        "",                  "prg",           "prg.ecb",        "prg.ecb.huge",
+        "prg..small",        ".prg.ecb.small", "prg.ecb.small.", "prg.e-cb.small",
+        "prg.e+cb.small",    "prg.ecb.Small", "a.b.c.d.small",  "prg.ecb .small",
+        "prg.ecb.small.x",   "...",
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        char to[128], what[256];
+        snprintf(to, sizeof(to), "key = \"%s\"", bad[i]);
+        snprintf(what, sizeof(what), "[row.2] key: '%s' is not a row key (3 or 4 "
+                 "dot-separated names", bad[i]);
+        edit_corrupt(path, body, "key = \"prg.ecb.small\"", to, NULL, NULL, what);
+    }
+    /* Keys the engine does not know are read: the selector ignores them. */
+    static const char *const good[] = {"foo.bar.tiny", "Op_1.x.y2.large", "a.b.small",
+                                       "9.9.9.medium"};
+    for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+        char to[128];
+        snprintf(to, sizeof(to), "key = \"%s\"", good[i]);
+        edit_ok(path, body, "key = \"prg.ecb.small\"", to, &p);
+        CU_ASSERT_PTR_NOT_NULL(mpce_pins_find_row(&p, good[i]));
+        mpce_pins_free(&p);
+    }
+
+    free(body);
+    free(text);
+    tu_remove_dir(dir);
+}
+
+static void test_slice_read(void)
+{
+    char path[PATH_LEN];
+    char *text;
+    size_t len;
+    char *dir = sample_dir(path, &text, &len);
+    char *body = body_of(text);
+    struct mpce_pins p;
+
+    static const char *const bad[] = {"0",     "281474976710657", "18446744073709551615",
+                                      "99999999999999999999999", "-1", "1e3", "024576",
+                                      "NEVER", "never2", "0x100"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        char to[128], what[256];
+        snprintf(to, sizeof(to), "slice_min = %s\n", bad[i]);
+        snprintf(what, sizeof(what), "[row.3] slice_min: '%s' is not never or a number of "
+                 "work elements from 1 to 2^48", bad[i]);
+        edit_corrupt(path, body, "slice_min = 24576\n", to, NULL, NULL, what);
+    }
+    edit_ok(path, body, "slice_min = 24576\n", "slice_min = 281474976710656\n", &p);
+    CU_ASSERT_EQUAL(p.rows[2].slice_min, UINT64_C(1) << 48);
+    mpce_pins_free(&p);
+    edit_ok(path, body, "slice_min = 24576\n", "slice_min = 1\n", &p);
+    CU_ASSERT_EQUAL(p.rows[2].slice_min, 1);
+    mpce_pins_free(&p);
+
+    /* slice_min needs its verdict; the verdict may stand alone, not empty. */
+    edit_corrupt(path, body, "slice_verdict = \"2 threads beat one from 49152 elements\"\n", "",
+                 NULL, "[row.3]\n", "[row.3] slice_verdict: missing: a slice_min needs the "
+                                    "slice_verdict");
+    edit_corrupt(path, body, "slice_verdict = \"2 threads beat one from 49152 elements\"",
+                 "slice_verdict = \"\"", NULL, NULL, "[row.3] slice_verdict: empty");
+    edit_ok(path, body, "slice_min = 24576\n", "", &p);
+    CU_ASSERT_EQUAL(p.rows[2].slice_min, 0);
+    CU_ASSERT_STRING_EQUAL(p.rows[2].slice_verdict, "2 threads beat one from 49152 elements");
+    mpce_pins_free(&p);
+
+    free(body);
+    free(text);
+    tu_remove_dir(dir);
+}
+
+/* ---- 3c. the writer refuses what the reader rejects ----------------------- */
+
+static void set_str(char **field, const char *v)
+{
+    free(*field);
+    *field = v ? strdup(v) : NULL;
+    CU_ASSERT_FATAL(!v || *field);
+}
+
+/* p refused: -1, errno EINVAL, why "PATH: cannot write WHAT", no file. */
+static void expect_refused(const char *path, const struct mpce_pins *p, const char *what)
+{
+    char why[WHY_LEN] = "";
+    errno = 0;
+    CU_ASSERT_EQUAL(mpce_pins_write(path, p, why, sizeof(why)), -1);
+    CU_ASSERT_EQUAL(errno, EINVAL);
+    CU_ASSERT_EQUAL(access(path, F_OK), -1);
+    char want[PATH_LEN + 512];
+    snprintf(want, sizeof(want), "%s: cannot write %s", path, what);
+    if (!strstr(why, want)) {
+        CU_FAIL("the writer's why does not name what is wrong");
+        fprintf(stderr, "  want '%s' in: %s\n", want, why);
+    }
+}
+
+static void test_writer_meaning(void)
+{
+    char *dir = tu_temp_dir();
+    char path[PATH_LEN], why[WHY_LEN];
+    join(path, dir, MPCE_PINS_FILE);
+    struct mpce_pins p, out;
+    build_sample(&p);
+    struct mpce_pins_row *r1 = &p.rows[0], *r2 = &p.rows[1], *r3 = &p.rows[2];
+
+    /* The policy: required, one of two words. */
+    set_str(&p.policy, NULL);
+    expect_refused(path, &p, "[pins] policy: missing: constant-time or variable-time");
+    set_str(&p.policy, "");
+    expect_refused(path, &p, "[pins] policy: missing");
+    set_str(&p.policy, "fast");
+    expect_refused(path, &p, "[pins] policy: 'fast' is not constant-time or variable-time");
+    CU_ASSERT_EQUAL(mpce_pins_set_policy(&p, "variable-time"), 0);
+
+    /* Row keys. */
+    set_str(&r1->key, "ntt.forward");
+    expect_refused(path, &p, "[row.1] key: 'ntt.forward' is not a row key");
+    set_str(&r1->key, NULL);
+    expect_refused(path, &p, "[row.1] key: '' is not a row key");
+    set_str(&r1->key, "ntt.forward.q50.medium");
+
+    /* Winner and runner-up. */
+    set_str(&r1->winner, "ntt-other");
+    expect_refused(path, &p, "[row.1] winner: 'ntt-other' is none of the row's candidates");
+    set_str(&r1->winner, "ntt-soft");
+    expect_refused(path, &p, "[row.1] winner: 'ntt-soft' is cand.3, whose status is 'wrong': "
+                             "a winner must be ok");
+    set_str(&r1->winner, "ntt-aesni-ifma");
+    set_str(&r3->winner, "lpn-slow");
+    expect_refused(path, &p, "[row.3] winner: 'lpn-slow' is cand.4, whose status is "
+                             "'screened': a winner must be ok");
+    set_str(&r3->winner, "lpn-soft");
+    set_str(&r1->runner_up, "ntt-crash");
+    expect_refused(path, &p, "[row.1] runner_up: 'ntt-crash' is cand.4, whose status is "
+                             "'crashed': a runner-up must be ok or screened");
+    set_str(&r1->runner_up, "ntt-aesni-ifma");
+    expect_refused(path, &p, "[row.1] runner_up: 'ntt-aesni-ifma' is the winner too");
+    set_str(&r2->runner_up, "prg-gone");
+    set_str(&r1->runner_up, "ntt-aesni-avx512");
+    expect_refused(path, &p, "[row.2] runner_up: 'prg-gone' is none of the row's candidates");
+    set_str(&r2->runner_up, NULL);
+
+    /* Duplicates: a candidate, a row key, a module's plugin. */
+    set_str(&r1->cands[1].impl, "ntt-aesni-ifma");
+    expect_refused(path, &p, "[row.1] cand.2: 'ntt-aesni-ifma' is also cand.1");
+    set_str(&r1->cands[1].impl, "ntt-aesni-avx512");
+    set_str(&r3->key, "prg.ecb.small");
+    expect_refused(path, &p, "[row.3] key: 'prg.ecb.small' is also the key of [row.2]");
+    set_str(&r3->key, "lpn.expand.large");
+    set_str(&p.modules[1].plugin, "soft");
+    expect_refused(path, &p, "[module.2] plugin: 'soft' is also the plugin of [module.1]");
+    set_str(&p.modules[1].plugin, "aesni");
+
+    /* The slice threshold: in range, with its verdict. */
+    r3->slice_min = (UINT64_C(1) << 48) + 1;
+    expect_refused(path, &p, "[row.3] slice_min: 281474976710657 is not never or a number of "
+                             "work elements from 1 to 2^48");
+    r3->slice_min = MPCE_PINS_NEVER - 1;
+    expect_refused(path, &p, "[row.3] slice_min: 18446744073709551614 is not never");
+    r3->slice_min = 7;
+    set_str(&r3->slice_verdict, "");
+    expect_refused(path, &p, "[row.3] slice_verdict: missing: a slice_min needs the "
+                             "slice_verdict");
+    set_str(&r3->slice_verdict, NULL);
+    expect_refused(path, &p, "[row.3] slice_verdict: missing");
+
+    /* Fixed: written, and read back as written, the largest threshold too. */
+    set_str(&r3->slice_verdict, "found");
+    r3->slice_min = UINT64_C(1) << 48;
+    CU_ASSERT_EQUAL_FATAL(mpce_pins_write(path, &p, why, sizeof(why)), 0);
+    CU_ASSERT_EQUAL_FATAL(mpce_pins_read(path, &out, why, sizeof(why)), MPCE_PINS_READ_OK);
+    CU_ASSERT_STRING_EQUAL(out.policy, "variable-time");
+    CU_ASSERT_EQUAL(out.rows[2].slice_min, UINT64_C(1) << 48);
+    CU_ASSERT_STRING_EQUAL(out.rows[2].slice_verdict, "found");
+    CU_ASSERT_STRING_EQUAL(out.rows[1].slice_verdict, "not measured: no winner");
+    CU_ASSERT_EQUAL(out.rows[1].slice_min, 0);
+    mpce_pins_free(&out);
+
+    mpce_pins_free(&p);
+    CU_ASSERT_PTR_NULL(p.policy);
+    tu_remove_dir(dir);
+}
+
 /* ---- 4. concurrent read-modify-write under the lock ---------------------- */
 
 #define N_CHILDREN 6
@@ -738,14 +1093,15 @@ static int child_add_row(const char *dir, const char *path, int n, int go_fd)
     struct mpce_pins p;
     enum mpce_pins_read_result res = mpce_pins_read(path, &p, why, sizeof(why));
     if (res == MPCE_PINS_READ_MISSING) {
-        if (mpce_pins_set_header(&p, "0.1.0", "2026-11-30T17:04:05Z", "quick", "cpu") != 0)
+        if (mpce_pins_set_header(&p, "0.1.0", "2026-11-30T17:04:05Z", "quick", "cpu") != 0 ||
+            mpce_pins_set_policy(&p, "variable-time") != 0)
             return 2;
     } else if (res != MPCE_PINS_READ_OK) {
         fprintf(stderr, "  child %d: %s\n", n, why);
         return 3;
     }
     char key[64];
-    snprintf(key, sizeof(key), "child.%d", n);
+    snprintf(key, sizeof(key), "child.c%d.small", n);
     struct mpce_pins_cand cand = {.impl = "soft", .status = "ok", .median = 1e-6 * (n + 1),
                                   .spread = 0.01, .why = ""};
     struct mpce_pins_row row = {.key = key, .shape = "n=1", .winner = "soft",
@@ -799,7 +1155,7 @@ static void test_concurrent_updates(void)
     CU_ASSERT_EQUAL(p.n_rows, N_CHILDREN);
     for (int i = 0; i < N_CHILDREN; i++) {
         char key[64];
-        snprintf(key, sizeof(key), "child.%d", i);
+        snprintf(key, sizeof(key), "child.c%d.small", i);
         const struct mpce_pins_row *r = mpce_pins_find_row(&p, key);
         CU_ASSERT_PTR_NOT_NULL(r);
         if (r) {
@@ -820,6 +1176,7 @@ static void build_big(struct mpce_pins *p)
     memset(p, 0, sizeof(*p));
     CU_ASSERT_FATAL(mpce_pins_set_header(p, "0.1.0", "2026-11-30T17:04:05Z", "measure",
                                          "x86-64 test") == 0);
+    CU_ASSERT_FATAL(mpce_pins_set_policy(p, "constant-time") == 0);
     char verdict[901];
     memset(verdict, 'v', 900);
     verdict[900] = '\0';
@@ -983,6 +1340,12 @@ static const struct tu_test tests[] = {
     {"missing, directory, fifo, symlink", test_not_a_file},
     {"seal: flipped, truncated, appended", test_seal},
     {"strict content under a valid seal", test_strict_content},
+    {"policy: required, one of two", test_policy_read},
+    {"winner and runner-up among the candidates", test_winner_read},
+    {"no row, candidate or module twice", test_unique_read},
+    {"row keys well-formed", test_row_key_read},
+    {"slice threshold in range, verdict alone", test_slice_read},
+    {"writer refuses what the reader rejects", test_writer_meaning},
     {"concurrent updates under the lock", test_concurrent_updates},
     {"killed writer leaves no torn file", test_killed_writer},
     {"lock timeout", test_lock_timeout},

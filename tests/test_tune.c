@@ -601,6 +601,7 @@ static void write_slice_pins(const char *plugin_path, uint64_t slice_min)
     mpce_signature_cpu(cpu, sizeof(cpu));
     CU_ASSERT_FATAL(mpce_pins_set_header(&p, mpce_version(), "2026-11-30T00:00:00Z", "patient",
                                          cpu) == 0);
+    CU_ASSERT_FATAL(mpce_pins_set_policy(&p, mpce_selector_policy(e)) == 0);
     for (size_t i = 0; i < e->n_modules; i++) {
         char devices[512];
         struct mpce_pins_module rec;
@@ -627,10 +628,14 @@ static void write_slice_pins(const char *plugin_path, uint64_t slice_min)
                 !have)
                 plugins[np++] = sl->module->name;
         }
+        /* The winner must have run correctly in the row (the reader checks). */
+        struct mpce_pins_cand win = {.impl = (char *)routes[i].impl, .status = "ok",
+                                     .median = 1e-6, .spread = 0, .why = ""};
         struct mpce_pins_row row = {.key = key, .shape = "-", .winner = (char *)routes[i].impl,
                                     .runner_up = "", .verdict = "knob invariance test",
-                                    .plugins = plugins, .n_plugins = np,
-                                    .slice_min = slice_min, .slice_verdict = "set by the test"};
+                                    .plugins = plugins, .n_plugins = np, .cands = &win,
+                                    .n_cands = 1, .slice_min = slice_min,
+                                    .slice_verdict = "set by the test"};
         CU_ASSERT_FATAL(mpce_pins_add_row(&p, &row) == 0);
     }
     char why[512];
@@ -744,6 +749,171 @@ static void test_slice_threshold_extremes_give_same_bytes(void)
     teardown();
 }
 
+/* ---- modes ------------------------------------------------------------------------------------ */
+
+static void write_conf(const char *extra, const char *helper)
+{
+    char text[10000];
+    snprintf(text, sizeof(text), "[engine]\nuser_config = no\n[tune]\ndir = %s\nhelper = %s\n%s",
+             pins_dir, helper, extra);
+    tu_write_text(conf, text, 0644);
+}
+
+static double seconds_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void test_modes(void)
+{
+    setup("auto");
+    char none[4400];
+    snprintf(none, sizeof(none), "%s/no-such-helper", dir);
+    CU_ASSERT_FATAL(tune("prg", TUNE_DIR "/large") == 0);
+    const char *source = NULL;
+
+    /* off: no pins file is read. */
+    write_conf("mode = off\n", none);
+    mpce_engine *e = engine(TUNE_DIR "/large", 0, NULL);
+    CU_ASSERT_STRING_EQUAL(route(e, "prg.ecb", "", "large", &source), "prg-soft-bitslice");
+    CU_ASSERT(source && strcmp(source, "priority") == 0);
+    mpce_engine_free(e);
+
+    /* warn: pins measured on another CPU are used, and one line says so. */
+    mpce_signature_cpu_override = "x86 GenuineIntel family 6 model 143 (a test's CPU)";
+    write_conf("mode = warn\n", none);
+    struct logbuf log = {0};
+    e = engine(TUNE_DIR "/large", 0, &log);
+    CU_ASSERT_STRING_EQUAL(route(e, "prg.ecb", "", "large", &source), "prg-tune-large");
+    CU_ASSERT(strstr(log.text, "may be stale and are used anyway") != NULL);
+    CU_ASSERT(strstr(log.text, "measured on another CPU") != NULL);
+    CU_ASSERT(strstr(log.text, "no probe helper") == NULL); /* warn never tunes */
+    mpce_engine_free(e);
+    mpce_signature_cpu_override = NULL;
+
+    /* force: current pins are measured again at start. */
+    struct mpce_pins before;
+    CU_ASSERT_FATAL(read_pins(&before));
+    write_conf("mode = force\ntimeout = 120\n", PROBE_BIN);
+    memset(&log, 0, sizeof(log));
+    e = engine(TUNE_DIR "/large", 0, &log);
+    CU_ASSERT(strstr(log.text, "tune: tuning ") != NULL);
+    CU_ASSERT_STRING_EQUAL(route(e, "prg.ecb", "", "large", NULL), "prg-tune-large");
+    mpce_engine_free(e);
+    mpce_pins_free(&before);
+
+    /* background: the engine starts at once on priority order; the pins come. */
+    CU_ASSERT_FATAL(unlink(pins_path) == 0);
+    write_conf("mode = background\n", PROBE_BIN);
+    memset(&log, 0, sizeof(log));
+    double t0 = seconds_now();
+    e = engine(TUNE_DIR "/large", 0, &log);
+    CU_ASSERT(seconds_now() - t0 < 2.0);
+    CU_ASSERT(strstr(log.text, "tuning in the background") != NULL);
+    CU_ASSERT_STRING_EQUAL(route(e, "prg.ecb", "", "large", &source), "prg-soft-bitslice");
+    mpce_engine_free(e);
+    int waited = 0;
+    while (access(pins_path, F_OK) != 0 && waited++ < 600)
+        usleep(100000);
+    CU_ASSERT(access(pins_path, F_OK) == 0);
+    teardown();
+}
+
+/* A helper that never gets going: the engine waits [tune] timeout, not more. */
+static void test_timeout_bounds_the_wait(void)
+{
+    setup("auto");
+    char slow[4400];
+    snprintf(slow, sizeof(slow), "%s/slow-helper", dir);
+    tu_write_text(slow, "#!/bin/sh\nsleep 30\n", 0755);
+    write_conf("mode = auto\ntimeout = 1\n", slow);
+    struct logbuf log = {0};
+    double t0 = seconds_now();
+    mpce_engine *e = engine(TUNE_DIR "/large", 0, &log);
+    double took = seconds_now() - t0;
+    CU_ASSERT(took >= 0.9 && took < 3.0);
+    CU_ASSERT(strstr(log.text, "did not finish within [tune] timeout = 1.0 s") != NULL);
+    mpce_engine_free(e);
+    teardown();
+}
+
+/* A crafted (well-sealed) pins file cannot route to a variable-time
+ * implementation the policy forbids, nor to one it did not measure as correct. */
+static void test_pins_cannot_override_policy(void)
+{
+    setup("auto");
+    char none[4400];
+    snprintf(none, sizeof(none), "%s/no-such-helper", dir);
+    write_conf("mode = auto\n", none);
+    mpce_engine *e = engine(TUNE_DIR "/large", MPCE_OPT_NO_TUNE, NULL);
+    struct mpce_pins p;
+    memset(&p, 0, sizeof(p));
+    char cpu[512], devices[512];
+    mpce_signature_cpu(cpu, sizeof(cpu));
+    CU_ASSERT_FATAL(mpce_pins_set_header(&p, mpce_version(), "2026-11-30T00:00:00Z", "quick",
+                                         cpu) == 0);
+    CU_ASSERT_FATAL(mpce_pins_set_policy(&p, mpce_selector_policy(e)) == 0);
+    for (size_t i = 0; i < e->n_modules; i++) {
+        struct mpce_pins_module rec;
+        mpce_selector_module_record(e, e->modules[i], &rec, devices, sizeof(devices));
+        CU_ASSERT_FATAL(mpce_pins_add_module(&p, &rec) == 0);
+    }
+    char *plugins[] = {"soft", "tunelarge"};
+    struct mpce_pins_cand cands[] = {
+        {.impl = "prg-soft-ttable", .status = "ok", .median = 1e-9, .why = ""},
+        {.impl = "prg-tune-large", .status = "ok", .median = 2e-9, .why = ""},
+        {.impl = "prg-soft-bitslice", .status = "ok", .median = 3e-9, .why = ""},
+    };
+    struct mpce_pins_row row = {.key = "prg.ecb.small", .shape = "n=1024",
+                                .winner = "prg-soft-ttable", .runner_up = "prg-tune-large",
+                                .verdict = "crafted", .plugins = plugins, .n_plugins = 2,
+                                .cands = cands, .n_cands = 3};
+    CU_ASSERT_FATAL(mpce_pins_add_row(&p, &row) == 0);
+    char why[512];
+    CU_ASSERT_FATAL(mkdir(pins_dir, 0755) == 0);
+    CU_ASSERT_FATAL(mpce_pins_write(pins_path, &p, why, sizeof(why)) == 0);
+    mpce_pins_free(&p);
+    mpce_engine_free(e);
+    e = engine(TUNE_DIR "/large", 0, NULL);
+    const char *source = NULL;
+    /* The row is followed, but the variable-time winner is not a candidate. */
+    CU_ASSERT_STRING_EQUAL(route(e, "prg.ecb", "", "small", &source), "prg-tune-large");
+    CU_ASSERT(source && strncmp(source, "measured:", 9) == 0);
+    const mpce_route_info *rows;
+    size_t n;
+    CU_ASSERT_FATAL(mpce_routes(e, &rows, &n) == MPCE_OK);
+    for (size_t i = 0; i < n; i++)
+        CU_ASSERT(strstr(rows[i].order, "prg-soft-ttable") == NULL);
+    mpce_engine_free(e);
+    teardown();
+}
+
+/* An accelerator the tuner cannot time keeps its priority place. */
+static void test_unmeasured_accelerator_keeps_its_place(void)
+{
+    setup("auto");
+    char plugdir[4300];
+    snprintf(plugdir, sizeof(plugdir), "%s/plugins", dir);
+    CU_ASSERT_FATAL(mkdir(plugdir, 0755) == 0);
+    free(tu_copy_into(EMUDEV_SO, plugdir, 0755));
+    mpce_engine *e = engine(plugdir, MPCE_OPT_NO_TUNE, NULL);
+    CU_ASSERT_STRING_EQUAL(route(e, "ntt.forward", "qwide", "large", NULL), "ntt-emudev");
+    mpce_engine_free(e);
+    CU_ASSERT_FATAL(tune("ntt", plugdir) == 0);
+    struct mpce_pins p;
+    CU_ASSERT_FATAL(read_pins(&p));
+    CU_ASSERT_STRING_EQUAL(status_of(&p, "ntt.forward.qwide.large", "ntt-emudev"), "declined");
+    mpce_pins_free(&p);
+    e = engine(plugdir, 0, NULL);
+    const char *source = NULL;
+    CU_ASSERT_STRING_EQUAL(route(e, "ntt.forward", "qwide", "large", &source), "ntt-emudev");
+    CU_ASSERT(source && strncmp(source, "measured:", 9) == 0);
+    mpce_engine_free(e);
+    teardown();
+}
+
 /* ---- the census ----------------------------------------------------------------------------- */
 
 static void test_census_tunes_called_classes_first(void)
@@ -826,6 +996,12 @@ int main(void)
         {"pins export, import and clear", test_export_import_clear},
         {"the slice threshold's extremes give byte-identical outputs",
          test_slice_threshold_extremes_give_same_bytes},
+        {"[tune] mode off, warn, force and background", test_modes},
+        {"[tune] timeout bounds the wait for the helper", test_timeout_bounds_the_wait},
+        {"a crafted pins file cannot override the variable-time policy",
+         test_pins_cannot_override_policy},
+        {"an accelerator the tuner cannot time keeps its place",
+         test_unmeasured_accelerator_keeps_its_place},
         {"the census adds and orders the classes applications call",
          test_census_tunes_called_classes_first},
         {"[tune] values are checked", test_tune_config_errors},

@@ -2,7 +2,7 @@
 /* mpcengine bench: the side-by-side figures of tools/bench/bench_public.h,
  * as a table for people or JSON for machines. The first line comes at once,
  * and every row as soon as it is measured, also through a pipe. With
- * --plot, a sweep of shapes per op (tools/bench/bench_plot.c) and its SVG. */
+ * --plot, a sweep of shapes per op (tools/bench/bench_sweep.c, drawn by bench_svg.c) and its SVG. */
 #include "config.h"
 
 #include <errno.h>

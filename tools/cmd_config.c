@@ -84,7 +84,7 @@ static void print_text(const char *const *files, size_t nfiles, const mpce_setti
         wop = a > wop ? a : wop;
         wimpl = b > wimpl ? b : wimpl;
     }
-    printf("auto, per operation and size class:\n  %-*s  %-6s  %-*s  %s\n", wop, "OP", "SIZE",
+    printf("auto, per operation, variant and size class:\n  %-*s  %-6s  %-*s  %s\n", wop, "OP", "SIZE",
            wimpl, "IMPL", "DECIDED BY; ORDER");
     for (size_t i = 0; i < nroutes; i++) {
         snprintf(opv, sizeof(opv), "%s%s%s", routes[i].op, routes[i].variant[0] ? " " : "",

@@ -55,7 +55,7 @@ static void show(mpce_engine *e, const char *path)
                cur ? "current" : "STALE", row->verdict);
         if (!cur)
             printf("    stale: %s\n", why);
-        if (row->slice_min)
+        if (row->slice_verdict[0])
             printf("    threads: %s\n", row->slice_verdict);
         for (size_t k = 0; k < row->n_cands; k++) {
             const struct mpce_pins_cand *c = &row->cands[k];
@@ -72,14 +72,20 @@ static void show(mpce_engine *e, const char *path)
 }
 
 /* The first pins file that reads back sealed, as "auto" would look. */
+/* The first pins file "auto" would use, read as the engine reads it, that
+ * was measured on this machine (CPU, engine, policy): stale files are not
+ * shipped. */
 static int in_use(mpce_engine *e, char *path, size_t len, struct mpce_pins *p)
 {
     char dirs[2][4096], why[1024];
     size_t n = mpce_selector_dirs(&e->cfg, dirs);
     for (size_t i = 0; i < n; i++) {
-        snprintf(path, len, "%s/%s", dirs[i], MPCE_PINS_FILE);
-        if (mpce_pins_read(path, p, why, sizeof(why)) == MPCE_PINS_READ_OK)
+        if (mpce_selector_read(e, dirs[i], p, path, len, why, sizeof(why)) !=
+            MPCE_PINS_READ_OK)
+            continue;
+        if (mpce_selector_header_current(e, p, why, sizeof(why)))
             return 1;
+        mpce_pins_free(p);
     }
     return 0;
 }
@@ -147,7 +153,8 @@ int cmd_pins(int argc, char **argv)
     } else if (exp) {
         struct mpce_pins p;
         if (!in_use(e, path, sizeof(path), &p))
-            rc = cli_fail(&cmd, CLI_EXIT_ENGINE, "--export: no valid pins file to export: "
+            rc = cli_fail(&cmd, CLI_EXIT_ENGINE, "--export: no pins file measured on this "
+                          "machine (CPU, engine version and variable-time policy) to export: "
                           "run `mpcengine tune` first");
         else {
             if (mpce_pins_write(exp, &p, why, sizeof(why)) != 0)
@@ -161,6 +168,14 @@ int cmd_pins(int argc, char **argv)
             snprintf(path, sizeof(path), "%s/%s", dirs[i], MPCE_PINS_FILE);
             if (access(path, F_OK) != 0)
                 continue;
+            /* Removing takes the directory's write permission: the system's
+             * file is root's to clear, and a user clearing their own cache
+             * has not failed because of it. EACCES only: another error (a
+             * read-only file system) is a failure even for root. */
+            if (access(dirs[i], W_OK | X_OK) != 0 && errno == EACCES) {
+                printf("kept %s: not writable by this user (run as root to clear it)\n", path);
+                continue;
+            }
             int lock = mpce_pins_lock(dirs[i], 10000, why, sizeof(why));
             if (lock < 0 || unlink(path) != 0) {
                 rc = cli_fail(&cmd, CLI_EXIT_ENGINE, "--clear: %s: %s", path,
@@ -176,7 +191,10 @@ int cmd_pins(int argc, char **argv)
             snprintf(path, sizeof(path), "%s/%s", dirs[i], MPCE_PINS_FILE);
             show(e, path);
         }
-        printf("[tune] mode = %s\n", mpce_tune_mode_name(e->cfg.tune.mode));
+        /* The engine here runs with MPCE_OPT_NO_TUNE, whose mode is always
+         * off: what the administrator configured is what matters. */
+        printf("[tune] mode = %s (as configured; this command does not tune)\n",
+               mpce_tune_mode_name(e->cfg.tune.configured_mode));
     }
     mpce_engine_unref(e);
     return rc;

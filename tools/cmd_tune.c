@@ -1,19 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* mpcengine tune: run the selector's probe helper in the foreground. */
+/* mpcengine tune: become the selector's probe helper, in the foreground. */
 #include "config.h"
 
 #include <errno.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/wait.h>
+#include <unistd.h>
 
 #include "engine/internal.h"
 #include "tools/cli.h"
 #include "tools/cli_args.h"
 #include "tools/cli_engine.h"
-
-extern char **environ;
 
 const char cli_usage_tune[] =
     "usage: mpcengine tune [--effort quick|measure|patient] [--primitive P] [--force]\n"
@@ -32,6 +29,12 @@ const char cli_usage_tune[] =
     "  --config FILE      read FILE instead of the administrator's engine.conf\n"
     "  --plugin-path DIRS module directories, ':'-separated, replacing plugin_path\n"
     "  --help             show this text\n";
+
+static int helper_fail(const struct cli_cmd *cmd, const char *helper, int err)
+{
+    return cli_fail(cmd, CLI_EXIT_ENGINE, "cannot run the probe helper %s: %s (install it, "
+                    "or set [tune] helper in engine.conf)", helper, strerror(err));
+}
 
 int cmd_tune(int argc, char **argv)
 {
@@ -77,19 +80,19 @@ int cmd_tune(int argc, char **argv)
         argvv[n++] = plugin_path;
     }
     argvv[n] = NULL;
+    /* Checked before the engine is torn down, so that the usual failure (no
+     * helper installed, or not executable) is reported by this command as it
+     * stands; execv's own failure below is the rarer case (a bad binary). */
+    if (access(helper, X_OK) != 0)
+        return helper_fail(&cmd, helper, errno);
+    /* The helper replaces this process rather than running as its child: a
+     * SIGTERM or Ctrl-C aimed at `mpcengine tune` then reaches the helper,
+     * which stops its worker, instead of leaving both running and writing to
+     * the terminal. The engine goes first: exec would drop it unflushed (its
+     * census, its plugins' state), and pending output would be lost. */
+    cli_engine_stop();
     fflush(stdout);
-    pid_t pid;
-    int err = posix_spawn(&pid, helper, NULL, NULL, (char *const *)argvv, environ);
-    if (err != 0)
-        return cli_fail(&cmd, CLI_EXIT_ENGINE, "cannot run the probe helper %s: %s (install "
-                        "it, or set [tune] helper in engine.conf)", helper, strerror(err));
-    int status;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
-    if (WIFEXITED(status))
-        return WEXITSTATUS(status) == 0 ? CLI_EXIT_OK
-                                        : WEXITSTATUS(status) == 2 ? CLI_EXIT_USAGE
-                                                                   : CLI_EXIT_ENGINE;
-    return cli_fail(&cmd, CLI_EXIT_ENGINE, "the probe helper %s died of signal %d", helper,
-                    WTERMSIG(status));
+    fflush(stderr);
+    execv(helper, (char *const *)argvv);
+    return helper_fail(&cmd, helper, errno);
 }

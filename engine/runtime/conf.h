@@ -63,6 +63,8 @@ enum mpce_tune_mode {
 struct mpce_tune_config {
     enum mpce_tune_mode mode;
     int mode_set;            /* set by a file or option, not the default */
+    enum mpce_tune_mode configured_mode; /* the files' or the default's mode, before
+                                          * MPCE_OPT_NO_TUNE turns tuning off */
     unsigned timeout_ms;     /* how long auto and force wait (default 10 s) */
     unsigned hang_ms;        /* silence after which a candidate is hung (30 s) */
     char *dir;               /* the one pins directory to use; NULL: system, then user */

@@ -1121,13 +1121,18 @@ mpce_status mpce_config_load(struct mpce_config *cfg, const mpce_options *opts,
     }
     if (flags & MPCE_OPT_NO_PLUGINS)
         cfg->no_plugins = 1;
+    /* Pins are the system's state: an engine that skips the system's
+     * configuration skips them too unless its own file asks. Kept apart from
+     * the mode in force so that `mpcengine pins`, which starts without
+     * tuning, can still say what the files configure. */
+    cfg->tune.configured_mode =
+        cfg->tune.mode_set ? cfg->tune.mode
+                           : (flags & MPCE_OPT_NO_SYSTEM_CONFIG) ? MPCE_TUNE_OFF : MPCE_TUNE_AUTO;
     if (st == MPCE_OK && (flags & MPCE_OPT_NO_TUNE)) {
         cfg->tune.mode = MPCE_TUNE_OFF;
         st = remember_setting(cfg, "tune", "mode", "off", "mpce_options.flags MPCE_OPT_NO_TUNE");
     } else if (st == MPCE_OK && !cfg->tune.mode_set) {
-        /* Pins are the system's state: an engine that skips the system's
-         * configuration skips them too unless its own file asks. */
-        cfg->tune.mode = (flags & MPCE_OPT_NO_SYSTEM_CONFIG) ? MPCE_TUNE_OFF : MPCE_TUNE_AUTO;
+        cfg->tune.mode = cfg->tune.configured_mode;
         st = remember_setting(cfg, "tune", "mode", mpce_tune_mode_name(cfg->tune.mode),
                               (flags & MPCE_OPT_NO_SYSTEM_CONFIG)
                                   ? "default (MPCE_OPT_NO_SYSTEM_CONFIG)"

@@ -3,9 +3,10 @@
  * The dispatch table: for every operation, variant and size class, the order
  * in which "auto" tries implementations. The pick lives here and nowhere
  * else: an explicit pin (the most specific [pins] key or MPCENGINE_FORCE
- * entry) decides alone; then the selector's measured row, if one is current
- * (its ranking first, then the candidates it did not rank by priority); then
- * priorities, with one rule of thumb where nothing was measured: an
+ * entry) decides alone; then the selector's measured row, if one is current,
+ * which reorders the implementations it measured among the places they hold
+ * in priority order (an asynchronous or device one it cannot time keeps its
+ * place); then priorities, with one rule of thumb where nothing was measured: an
  * accelerator ranks below every host implementation except for large calls,
  * where its launch cost is paid back.
  */
@@ -38,30 +39,35 @@ static int candidate(const mpce_engine *e, const struct mpce_slot *s, mpce_primi
 }
 
 /* Where slot s stands in a measured row: its rank among the candidates that
- * ran correctly (fastest first, the winner and runner-up as the gate
- * decided), MEASURED_UNRANKED if the row does not rank it (it declined the
- * tuning shape, or is new to the row), or MEASURED_BAD if it answered
- * wrongly, crashed or hung there: then "auto" never tries it for this row. */
+ * ran correctly (the winner, the runner-up, then the others by median),
+ * MEASURED_UNRANKED if the row does not rank it (it declined the tuning
+ * shape, failed for a reason that is not a wrong answer, or is new to the
+ * row), or MEASURED_BAD if it answered wrongly, crashed or hung there: then
+ * "auto" never tries it for this row. The pins reader has checked that the
+ * winner and runner-up are candidates that ran correctly. */
 #define MEASURED_UNRANKED 100000
 #define MEASURED_BAD (-1)
 static int measured_rank(const struct mpce_pins_row *row, const struct mpce_slot *s)
 {
     const char *name = s->impl->name;
-    if (row->winner[0] && strcmp(row->winner, name) == 0)
-        return 0;
-    if (row->runner_up[0] && strcmp(row->runner_up, name) == 0)
-        return 1;
     for (size_t i = 0; i < row->n_cands; i++) {
         const struct mpce_pins_cand *c = &row->cands[i];
         if (strcmp(c->impl, name) != 0)
             continue;
-        if (strcmp(c->status, "ok") == 0) {
-            /* The rest of the ok ones by median: 2 + how many beat it. */
-            int rank = 2;
-            for (size_t j = 0; j < row->n_cands; j++)
-                if (j != i && strcmp(row->cands[j].status, "ok") == 0 &&
-                    row->cands[j].median < c->median)
+        const int ran = strcmp(c->status, "ok") == 0 || strcmp(c->status, "screened") == 0;
+        if (ran && strcmp(row->winner, name) == 0)
+            return 0;
+        if (ran && strcmp(row->runner_up, name) == 0)
+            return 1;
+        if (ran) {
+            int rank = 2; /* 2 + how many of the others beat it */
+            for (size_t j = 0; j < row->n_cands; j++) {
+                const struct mpce_pins_cand *o = &row->cands[j];
+                if (j != i && o->median < c->median &&
+                    (strcmp(o->status, "ok") == 0 || strcmp(o->status, "screened") == 0) &&
+                    strcmp(o->impl, row->winner) != 0 && strcmp(o->impl, row->runner_up) != 0)
                     rank++;
+            }
             return rank;
         }
         if (strcmp(c->status, "declined") == 0 || strcmp(c->status, "failed") == 0)
@@ -71,13 +77,36 @@ static int measured_rank(const struct mpce_pins_row *row, const struct mpce_slot
     return MEASURED_UNRANKED;
 }
 
-static int measured_before(const struct mpce_pins_row *row, const struct mpce_slot *a,
-                           const struct mpce_slot *b, unsigned sc)
+/* Whether the tuner measures s at all: it times host calls only, so an
+ * asynchronous or device implementation keeps its priority place. */
+static int measurable(const struct mpce_slot *s)
 {
-    int ra = measured_rank(row, a), rb = measured_rank(row, b);
-    if (ra != rb)
-        return ra < rb;
-    return before(a, b, sc);
+    return !(s->flags & MPCE_IMPL_ASYNC) && !(s->memory & MPCE_MEM_DEVICE);
+}
+
+/* A measured row reorders only what it measured: the candidates are put in
+ * priority order, then the places the measurable ones hold are refilled
+ * with them in measured order (ties by priority). */
+static void apply_row(const mpce_engine *e, const struct mpce_pins_row *row, uint16_t *cand,
+                      unsigned n)
+{
+    uint16_t places[256], sorted[256];
+    unsigned k = 0;
+    for (unsigned i = 0; i < n && k < 256; i++)
+        if (measurable(e->slots[cand[i]]))
+            places[k++] = (uint16_t)i;
+    for (unsigned i = 0; i < k; i++) {
+        const struct mpce_slot *s = e->slots[cand[places[i]]];
+        unsigned at = i;
+        while (at > 0 && measured_rank(row, s) <
+                             measured_rank(row, e->slots[sorted[at - 1]])) {
+            sorted[at] = sorted[at - 1];
+            at--;
+        }
+        sorted[at] = cand[places[i]];
+    }
+    for (unsigned i = 0; i < k; i++)
+        cand[places[i]] = sorted[i];
 }
 
 /* The source string of a measured entry, kept in the table. */
@@ -111,7 +140,7 @@ mpce_status mpce_dispatch_build(mpce_engine *e)
     for (unsigned op = 0; op < MPCE_OP_COUNT; op++)
         for (unsigned v = 0; v < MPCE_VARIANTS; v++)
             for (unsigned sc = 0; sc < MPCE_SIZE_CLASSES; sc++)
-                cap += mpce_selector_row(e, (enum mpce_op_id)op, v, sc) ? 1024 : 0;
+                cap += mpce_selector_row(e, (enum mpce_op_id)op, v, sc, NULL, NULL) ? 1024 : 0;
     char *strings = cap ? malloc(cap) : NULL;
     if (!t || !pool || (cap && !strings)) {
         free(t);
@@ -121,7 +150,6 @@ mpce_status mpce_dispatch_build(mpce_engine *e)
     }
     t->pool = pool;
     t->sources = strings;
-    const struct mpce_selector *sel = e->selector;
     for (unsigned op = 0; op < MPCE_OP_COUNT; op++) {
         if (!mpce_op_routed((enum mpce_op_id)op))
             continue;
@@ -140,11 +168,11 @@ mpce_status mpce_dispatch_build(mpce_engine *e)
                     r->source = pin->source;
                     continue;
                 }
+                const char *path = NULL, *date = NULL;
                 const struct mpce_pins_row *row =
-                    mpce_selector_row(e, (enum mpce_op_id)op, v, sc);
+                    mpce_selector_row(e, (enum mpce_op_id)op, v, sc, &path, &date);
                 r->measured = row != NULL;
-                r->source = row ? row_source(&strings, &used, &cap, sel->path, sel->pins.date,
-                                             row)
+                r->source = row ? row_source(&strings, &used, &cap, path, date, row)
                                 : "priority";
                 for (size_t i = 0; i < e->n_slots; i++) {
                     const struct mpce_slot *s = e->slots[i];
@@ -153,13 +181,14 @@ mpce_status mpce_dispatch_build(mpce_engine *e)
                     if (row && measured_rank(row, s) == MEASURED_BAD)
                         continue;
                     unsigned at = r->n++;
-                    while (at > 0 && (row ? measured_before(row, s, e->slots[cand[at - 1]], sc)
-                                          : before(s, e->slots[cand[at - 1]], sc))) {
+                    while (at > 0 && before(s, e->slots[cand[at - 1]], sc)) {
                         cand[at] = cand[at - 1];
                         at--;
                     }
                     cand[at] = (uint16_t)i;
                 }
+                if (row)
+                    apply_row(e, row, cand, r->n);
             }
     }
     t->older = e->table;

@@ -294,10 +294,14 @@ static int same_str(const char *a, const char *b)
 }
 
 /* Applications rarely call mpce_shutdown(): the global engine's census is
- * written when the process exits. */
+ * written when the process exits. Only if g_lock is free: another thread may
+ * hold it in mpce_init() waiting seconds on the probe helper, or be stopped
+ * for good holding it, and exit() must never hang on it; the counts are
+ * lost instead. */
 static void census_at_exit(void)
 {
-    pthread_mutex_lock(&g_lock);
+    if (pthread_mutex_trylock(&g_lock) != 0)
+        return;
     if (g_engine != NULL)
         mpce_census_flush(g_engine);
     pthread_mutex_unlock(&g_lock);

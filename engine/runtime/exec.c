@@ -153,7 +153,9 @@ mpce_status mpce_job_run_slow(mpce_engine *e, const struct mpce_job *job)
     if (measured == MPCE_PINS_NEVER) {
         s.count = 1;
     } else if (measured != 0 && job->elements_per_unit != 0) {
-        uint64_t min_units = (measured + job->elements_per_unit - 1) / job->elements_per_unit;
+        /* Rounded up without overflow (the reader bounds measured anyway). */
+        uint64_t min_units = measured / job->elements_per_unit +
+                             (measured % job->elements_per_unit != 0);
         s.count = mpce_engine_slices(e, slot, job->units, min_units, min_units);
     } else {
         s.count = mpce_engine_slices(e, slot, job->units, job->min_portable, job->min_fast);

@@ -4,8 +4,10 @@
  * made per operation, variant and size class, and nothing else, so that the
  * next tune measures the classes that matter here first (and the ones its
  * effort would skip, such as tiny calls, when they are called at all). The
- * counts are merged into census.txt beside the pins file, under the same
- * lock, when the engine is freed or the process exits.
+ * counts are merged into census.txt beside the pins file, under a lock of
+ * its own (census.lock), when the engine is freed or the process exits: a
+ * tune holds pins.lock for minutes, and an exiting application must not wait
+ * for it.
  */
 #include "config.h"
 
@@ -20,6 +22,10 @@
 #include "engine/selector/selector.h"
 
 #define CENSUS_FILE "census.txt"
+#define CENSUS_LOCK "census.lock"
+/* A merge takes milliseconds and only other flushes take census.lock, so a
+ * short wait covers them; longer would delay the application's exit. */
+#define CENSUS_LOCK_WAIT_MS 200u
 #define N_COUNTERS ((size_t)MPCE_OP_COUNT * MPCE_VARIANTS * MPCE_SIZE_CLASSES)
 
 void mpce_census_start(mpce_engine *e)
@@ -93,11 +99,13 @@ static int write_merged(const char *dir, const uint64_t *add)
     int fd = mkstemp(tmp);
     FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
     if (!f) {
+        int err = errno;
         if (fd >= 0) {
             close(fd);
             unlink(tmp);
         }
         free(total);
+        errno = err;
         return -1;
     }
     fprintf(f, "# libmpcengine census ([tune] census = yes): calls per operation, variant "
@@ -117,7 +125,9 @@ static int write_merged(const char *dir, const uint64_t *add)
     int ok = fflush(f) == 0 && fchmod(fileno(f), 0644) == 0 && fsync(fileno(f)) == 0;
     ok = fclose(f) == 0 && ok;
     if (!ok || rename(tmp, path) != 0) {
+        int err = errno;
         unlink(tmp);
+        errno = err;
         return -1;
     }
     return 0;
@@ -133,18 +143,22 @@ void mpce_census_flush(mpce_engine *e)
     int any = 0;
     for (size_t i = 0; i < N_COUNTERS; i++)
         any |= (snap[i] = __atomic_exchange_n(&e->census[i], 0, __ATOMIC_RELAXED)) != 0;
-    char dirs[2][4096], why[512];
+    char dirs[2][4096], why[4608] = "";
     size_t nd = any ? mpce_selector_dirs(&e->cfg, dirs) : 0;
     for (size_t i = 0; i < nd; i++) {
-        int lock = mpce_pins_lock(dirs[i], 2000, why, sizeof(why));
+        int lock = mpce_pins_lock_file(dirs[i], CENSUS_LOCK, CENSUS_LOCK_WAIT_MS, why,
+                                       sizeof(why));
         if (lock < 0)
             continue;
         int rc = write_merged(dirs[i], snap);
+        int err = errno;
         mpce_pins_unlock(lock);
         if (rc == 0) {
             free(snap);
             return;
         }
+        snprintf(why, sizeof(why), "%.4000s/%s: cannot write: %s", dirs[i], CENSUS_FILE,
+                 strerror(err));
     }
     if (any)
         mpce_log(&e->log, MPCE_LOG_INFO, NULL, "census: no pins directory could take the "

@@ -35,8 +35,11 @@ struct mpce_pins_module {
 /* One implementation's result in one row. */
 struct mpce_pins_cand {
     char *impl;
-    char *status;           /* "ok", "wrong", "crashed", "hung", "failed", "declined" */
-    double median;          /* seconds per call; 0 unless status is "ok" */
+    /* "ok", "screened", "wrong", "crashed", "hung", "failed", "declined".
+     * "screened": measured by one warm call only, because it was over 3x
+     * behind the fastest; median holds that call's time. */
+    char *status;
+    double median;          /* seconds per call; 0 unless status is "ok" or "screened" */
     double spread;          /* (max - min) / median over the rounds; 0 unless "ok" */
     char *why;              /* "" for ok; the reason otherwise */
 };
@@ -77,6 +80,10 @@ struct mpce_pins {
     char *date;             /* UTC, ISO 8601: "2026-11-30T17:04:05Z" */
     char *effort;           /* "quick", "measure", "patient" or "imported" */
     char *cpu;              /* the CPU signature (selector.h) */
+    /* "constant-time" or "variable-time": whether variable-time
+     * implementations were allowed when the file was measured (a row
+     * measured under one policy says nothing about the other). */
+    char *policy;
     struct mpce_pins_module *modules;
     size_t n_modules;
     struct mpce_pins_row *rows;
@@ -123,6 +130,10 @@ int mpce_pins_write(const char *path, const struct mpce_pins *p, char *why, size
  * created if missing.
  */
 int mpce_pins_lock(const char *dir, unsigned wait_ms, char *why, size_t why_len);
+/* The same for the lock file DIR/name: a writer whose file needs no pins.lock
+ * (the census, census.lock) then never waits behind a tune. */
+int mpce_pins_lock_file(const char *dir, const char *name, unsigned wait_ms, char *why,
+                        size_t why_len);
 void mpce_pins_unlock(int fd);
 
 /* The row with key, or NULL. */
@@ -133,6 +144,10 @@ const struct mpce_pins_row *mpce_pins_find_row(const struct mpce_pins *p, const 
 void mpce_pins_free(struct mpce_pins *p);
 int mpce_pins_set_header(struct mpce_pins *p, const char *engine_version, const char *date,
                          const char *effort, const char *cpu);
+/* policy: "constant-time" or "variable-time" (struct mpce_pins). Set apart
+ * from the header, whose callers stay as they are; the writer refuses a
+ * file without it. */
+int mpce_pins_set_policy(struct mpce_pins *p, const char *policy);
 int mpce_pins_add_module(struct mpce_pins *p, const struct mpce_pins_module *m);
 int mpce_pins_add_row(struct mpce_pins *p, const struct mpce_pins_row *row);
 int mpce_pins_add_blacklist(struct mpce_pins *p, const struct mpce_pins_blacklist *b);

@@ -127,6 +127,7 @@ void mpce_pins_free(struct mpce_pins *p)
     free(p->date);
     free(p->effort);
     free(p->cpu);
+    free(p->policy);
     for (size_t i = 0; p->modules && i < p->n_modules; i++)
         module_free(&p->modules[i]);
     free(p->modules);
@@ -160,6 +161,16 @@ int mpce_pins_set_header(struct mpce_pins *p, const char *engine_version, const 
     p->effort = e;
     p->cpu = c;
     p->format = MPCE_PINS_FORMAT;
+    return 0;
+}
+
+int mpce_pins_set_policy(struct mpce_pins *p, const char *policy)
+{
+    char *c;
+    if (copy_str(&c, policy))
+        return -1;
+    free(p->policy);
+    p->policy = c;
     return 0;
 }
 

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The pins directory's lock (pins.h): an flock on DIR/pins.lock, which
- * serialises the directory's writers across processes. A file of its own:
- * pins.ini is replaced by rename, so a lock on it would hold the old inode.
+ * The pins directory's locks (pins.h): an flock on DIR/pins.lock, which
+ * serialises the directory's writers across processes, or on another lock
+ * file there for a writer of another file (the census's census.lock). A file
+ * of its own: pins.ini is replaced by rename, so a lock on it would hold the
+ * old inode.
  */
 #include "config.h"
 
@@ -60,14 +62,20 @@ static int flock_within(int fd, const char *path, unsigned wait_ms, char *why, s
 
 int mpce_pins_lock(const char *dir, unsigned wait_ms, char *why, size_t why_len)
 {
-    size_t len = strlen(dir) + sizeof(MPCE_PINS_LOCK) + 1;
+    return mpce_pins_lock_file(dir, MPCE_PINS_LOCK, wait_ms, why, why_len);
+}
+
+int mpce_pins_lock_file(const char *dir, const char *name, unsigned wait_ms, char *why,
+                        size_t why_len)
+{
+    size_t len = strlen(dir) + strlen(name) + 2;
     char *path = malloc(len);
     if (!path) {
-        mpce_pins_why(why, why_len, "%s/%s: %s", dir, MPCE_PINS_LOCK, strerror(ENOMEM));
+        mpce_pins_why(why, why_len, "%s/%s: %s", dir, name, strerror(ENOMEM));
         errno = ENOMEM;
         return -1;
     }
-    snprintf(path, len, "%s/%s", dir, MPCE_PINS_LOCK);
+    snprintf(path, len, "%s/%s", dir, name);
     int fd = -1;
     if (mpce_pins_make_dir(dir, path, why, why_len) == 0) {
         fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0644);

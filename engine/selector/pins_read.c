@@ -6,8 +6,10 @@
  * bytes; then the text line by line (syntax as iniparser reads it, no
  * duplicate sections or keys, which iniparser would silently merge); then
  * iniparser's dictionary, which must hold exactly the sections and keys the
- * text has, every one known and every value well-formed (the same checks
- * the writer applies, pins_text.h).
+ * text has, every one known and every value well-formed; last what the
+ * values mean together (a winner that is one of its row's ok candidates, no
+ * row or module twice...). The checks are the writer's too (pins_text.h):
+ * what one writes the other reads, and what one refuses the other does.
  */
 #include "config.h"
 
@@ -15,6 +17,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,7 +40,8 @@
 #define PINS_MAX_INDEX 1000000u
 
 /* Keys of each section kind, in the order the writer writes them. */
-static const char *const k_pins_keys[] = {"format", "engine", "date", "effort", "cpu"};
+static const char *const k_pins_keys[] = {"format", "engine", "date", "effort", "cpu",
+                                          "policy"};
 static const char *const k_module_keys[] = {"plugin", "path", "size", "mtime", "sha256",
                                             "devices"};
 static const char *const k_row_keys[] = {"key",       "shape",   "winner",
@@ -716,6 +720,8 @@ static enum mpce_pins_read_result conv_header(struct rd *r, const struct vals *v
         res = rd_check(r, "pins", "date", v->hdr[2], mpce_pins_check_date);
     if (res == MPCE_PINS_READ_OK)
         res = rd_check(r, "pins", "effort", v->hdr[3], mpce_pins_check_effort);
+    if (res == MPCE_PINS_READ_OK)
+        res = rd_check(r, "pins", "policy", v->hdr[5], mpce_pins_check_policy);
     if (res != MPCE_PINS_READ_OK)
         return res;
     out->format = MPCE_PINS_FORMAT;
@@ -723,6 +729,7 @@ static enum mpce_pins_read_result conv_header(struct rd *r, const struct vals *v
     SDUP(out->date, v->hdr[2]);
     SDUP(out->effort, v->hdr[3]);
     SDUP(out->cpu, v->hdr[4]);
+    SDUP(out->policy, v->hdr[5]);
     return MPCE_PINS_READ_OK;
 }
 
@@ -848,8 +855,8 @@ static enum mpce_pins_read_result conv_row(struct rd *r, size_t i, const struct 
     enum mpce_pins_read_result res = missing(r, f, k_row_keys, PINS_COUNT(k_row_keys), sec);
     if (res != MPCE_PINS_READ_OK)
         return res;
-    if (!*f[0])
-        return rd_bad(r, sec, "key", "empty");
+    if ((res = rd_check(r, sec, "key", f[0], mpce_pins_check_row_key)) != MPCE_PINS_READ_OK)
+        return res;
     for (int k = 2; k <= 3 && res == MPCE_PINS_READ_OK; k++)
         res = rd_check(r, sec, k_row_keys[k], f[k], mpce_pins_check_optional_name);
     if (res != MPCE_PINS_READ_OK)
@@ -861,16 +868,17 @@ static enum mpce_pins_read_result conv_row(struct rd *r, size_t i, const struct 
     SDUP(row->verdict, f[4]);
     if ((res = conv_plugins(r, sec, f[5], row)) != MPCE_PINS_READ_OK)
         return res;
+    /* slice_verdict may stand alone; slice_min without one is caught with
+     * the row's meaning below. The writer leaves out an empty verdict. */
     const char *smin = rt->opt[0], *sverdict = rt->opt[1];
-    if (!smin != !sverdict)
-        return rd_bad(r, sec, smin ? "slice_verdict" : "slice_min",
-                      "missing: slice_min and slice_verdict come together");
     if (smin && strcmp(smin, "never") == 0)
         row->slice_min = MPCE_PINS_NEVER;
-    else if (smin && (parse_u64(smin, &row->slice_min) != 0 || row->slice_min == 0 ||
+    else if (smin && (parse_u64(smin, &row->slice_min) != 0 ||
+                      !mpce_pins_valid_slice_min(row->slice_min) ||
                       row->slice_min == MPCE_PINS_NEVER))
-        return rd_bad(r, sec, "slice_min", "expected never or a number of work elements "
-                      "from 1");
+        return rd_bad(r, sec, "slice_min", "'%s' is not " PINS_SLICE_WORDS, smin);
+    if (sverdict && !*sverdict)
+        return rd_bad(r, sec, "slice_verdict", "empty: a row without one has no slice_verdict");
     SDUP(row->slice_verdict, sverdict ? sverdict : "");
     if (rt->ncand) {
         if (!(row->cands = calloc(rt->ncand, sizeof(*row->cands))))
@@ -881,7 +889,32 @@ static enum mpce_pins_read_result conv_row(struct rd *r, size_t i, const struct 
                 MPCE_PINS_READ_OK)
                 return res;
     }
-    return MPCE_PINS_READ_OK;
+    char key[32], msg[400];
+    int bad = mpce_pins_check_row(row, key, sizeof(key), msg, sizeof(msg));
+    if (bad < 0)
+        return rd_nomem(r);
+    return bad ? rd_bad(r, sec, key, "%s", msg) : MPCE_PINS_READ_OK;
+}
+
+/* What only the whole file shows: a plugin's module or a row's key twice,
+ * of which the selector could only ever see one. */
+static enum mpce_pins_read_result check_unique(struct rd *r, const struct mpce_pins *p)
+{
+    char sec[64];
+    size_t first = 0, again = 0;
+    int dup = mpce_pins_find_dup(p->modules, p->n_modules, sizeof(*p->modules),
+                                 offsetof(struct mpce_pins_module, plugin), &first, &again);
+    if (dup > 0)
+        return rd_bad(r, sec_name(sec, sizeof(sec), SEC_MODULE, again + 1), "plugin",
+                      "'%s' is also the plugin of [module.%zu]", p->modules[again].plugin,
+                      first + 1);
+    if (dup == 0)
+        dup = mpce_pins_find_dup(p->rows, p->n_rows, sizeof(*p->rows),
+                                 offsetof(struct mpce_pins_row, key), &first, &again);
+    if (dup > 0)
+        return rd_bad(r, sec_name(sec, sizeof(sec), SEC_ROW, again + 1), "key",
+                      "'%s' is also the key of [row.%zu]", p->rows[again].key, first + 1);
+    return dup < 0 ? rd_nomem(r) : MPCE_PINS_READ_OK;
 }
 
 /* The checked dictionary into out (which the caller frees on failure). */
@@ -923,6 +956,8 @@ static enum mpce_pins_read_result convert(struct rd *r, dictionary *d, struct mp
     }
     for (size_t i = 0; res == MPCE_PINS_READ_OK && i < v.nbl; i++)
         res = conv_blacklist(r, i, v.bl[i], &out->blacklist[i]);
+    if (res == MPCE_PINS_READ_OK)
+        res = check_unique(r, out);
     vals_free(&v);
     return res;
 }

@@ -15,10 +15,12 @@
  *   date = "2026-11-30T17:04:05Z"
  *   effort = "quick"
  *   cpu = "..."
+ *   policy = "constant-time"
  *
  *   [module.1]      plugin path size mtime sha256 devices
  *   [row.1]         key shape winner runner_up verdict plugins
  *                   cand.N = "IMPL STATUS MEDIAN SPREAD", why.N = "..."
+ *                   optional: slice_min, slice_verdict
  *   [blacklist.1]   path size mtime reason
  *
  *   seal = "sha256:<64 hex>"
@@ -35,6 +37,9 @@
 
 #include <locale.h>
 #include <stddef.h>
+#include <stdint.h>
+
+#include "engine/selector/pins.h"
 
 /* Larger files are no pins file; refusing them bounds the work. */
 #define PINS_MAX_BYTES (4u << 20)
@@ -48,7 +53,13 @@
 #define PINS_SEAL_LINE_LEN (PINS_SEAL_PREFIX_LEN + 64 + 2)
 
 /* The statuses of a candidate, in words, for messages that list them. */
-#define PINS_STATUS_WORDS "ok, wrong, crashed, hung, failed or declined"
+#define PINS_STATUS_WORDS "ok, screened, wrong, crashed, hung, failed or declined"
+
+/* The largest slice threshold a row may hold: far beyond any call, and small
+ * enough that the pool's arithmetic on it (times threads, element sizes)
+ * cannot overflow 64 bits. */
+#define PINS_SLICE_MAX (UINT64_C(1) << 48)
+#define PINS_SLICE_WORDS "never or a number of work elements from 1 to 2^48"
 
 #define PINS_COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -73,8 +84,38 @@ const char *mpce_pins_check_sha256(const char *s);        /* a module's, "" allo
 const char *mpce_pins_check_name(const char *s);          /* a plugin or implementation */
 const char *mpce_pins_check_optional_name(const char *s); /* the same, or "" */
 const char *mpce_pins_check_status(const char *s);        /* a candidate's */
+const char *mpce_pins_check_policy(const char *s);        /* [pins] policy */
+/* A row's key: "OP.NAME[.VARIANT].SIZE", 3 or 4 dot-separated names of
+ * letters, digits and '_', the last a size class. Only the form: which keys
+ * the engine knows is the selector's business (it ignores the others), and
+ * this file stays readable by an engine with other ops. */
+const char *mpce_pins_check_row_key(const char *s);
 /* A median or spread: finite and not negative. */
 int mpce_pins_valid_time(double v);
+/* A measured slice threshold: 1 to PINS_SLICE_MAX, or MPCE_PINS_NEVER. */
+int mpce_pins_valid_slice_min(uint64_t v);
+
+/*
+ * What a row's values mean together, beyond the form of each (NULL strings
+ * count as ""): no two candidates of one implementation; the winner, if
+ * any, a candidate whose status is "ok"; the runner-up, if any, an "ok" or
+ * "screened" candidate other than the winner; a slice threshold valid and
+ * with the slice_verdict that says how it was found. Returns 0 when it
+ * holds, -1 when out of memory, or 1 with key holding the key to blame
+ * ("winner", "cand.3"...) and msg one line saying what is wrong.
+ */
+int mpce_pins_check_row(const struct mpce_pins_row *r, char *key, size_t key_len, char *msg,
+                        size_t msg_len);
+
+/*
+ * Two items with the same name: n items of size bytes from items, the name
+ * a char * (NULL counting as "") offset bytes into each. Returns 1 with
+ * *again the index of the first item whose name an earlier one has and
+ * *first that earlier one's; 0 when all differ; -1 when out of memory.
+ * O(n log n), for files a hostile writer may have filled.
+ */
+int mpce_pins_find_dup(const void *items, size_t n, size_t size, size_t offset, size_t *first,
+                       size_t *again);
 
 /* The C locale for numbers, whatever the application set: a file written
  * under "de_DE" must read back under "C" and the other way round. (locale_t)0

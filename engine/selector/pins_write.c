@@ -21,6 +21,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -197,6 +198,11 @@ static void wr_header(struct wr *w, const struct mpce_pins *p)
     wr_checked_str(w, "date", p->date, mpce_pins_check_date);
     wr_checked_str(w, "effort", p->effort, mpce_pins_check_effort);
     wr_str(w, "cpu", p->cpu, 0);
+    /* No default: a file must not claim a policy its measurer did not say. */
+    if (!p->policy || !*p->policy)
+        wr_refuse(w, "policy", "missing: constant-time or variable-time "
+                  "(mpce_pins_set_policy)");
+    wr_checked_str(w, "policy", p->policy, mpce_pins_check_policy);
 }
 
 static void wr_module(struct wr *w, size_t index, const struct mpce_pins_module *m)
@@ -259,9 +265,7 @@ static void wr_cand(struct wr *w, size_t n, const struct mpce_pins_cand *c)
 static void wr_row(struct wr *w, size_t index, const struct mpce_pins_row *r)
 {
     wr_section(w, "row", index);
-    if (!r->key || !*r->key)
-        wr_refuse(w, "key", "empty");
-    wr_str(w, "key", r->key, 0);
+    wr_checked_str(w, "key", r->key, mpce_pins_check_row_key);
     wr_str(w, "shape", r->shape, 0);
     wr_checked_str(w, "winner", r->winner, mpce_pins_check_optional_name);
     wr_checked_str(w, "runner_up", r->runner_up, mpce_pins_check_optional_name);
@@ -269,13 +273,45 @@ static void wr_row(struct wr *w, size_t index, const struct mpce_pins_row *r)
     wr_plugins(w, r);
     for (size_t i = 0; i < r->n_cands; i++)
         wr_cand(w, i + 1, &r->cands[i]);
-    /* Optional: only rows whose winner's threshold was measured. */
+    /* Optional: slice_min only where the winner's threshold was measured,
+     * slice_verdict wherever there is one (a threshold that could not be
+     * measured keeps its reason). */
     if (r->slice_min == MPCE_PINS_NEVER)
         wr_printf(w, "slice_min = never\n");
     else if (r->slice_min != 0)
         wr_printf(w, "slice_min = %" PRIu64 "\n", r->slice_min);
-    if (r->slice_min != 0)
+    if (r->slice_verdict && *r->slice_verdict)
         wr_str(w, "slice_verdict", r->slice_verdict, 1);
+    char key[32], msg[400];
+    int bad = mpce_pins_check_row(r, key, sizeof(key), msg, sizeof(msg));
+    if (bad < 0)
+        w->nomem = 1;
+    else if (bad)
+        wr_refuse(w, key, "%s", msg);
+}
+
+/* What only the whole file shows: a plugin's module or a row's key twice
+ * (the reader could not tell which one is meant). */
+static void wr_unique(struct wr *w, const struct mpce_pins *p)
+{
+    size_t first = 0, again = 0;
+    int dup = mpce_pins_find_dup(p->modules, p->n_modules, sizeof(*p->modules),
+                                 offsetof(struct mpce_pins_module, plugin), &first, &again);
+    if (dup > 0) {
+        snprintf(w->sec, sizeof(w->sec), "[module.%zu]", again + 1);
+        wr_refuse(w, "plugin", "'%.80s' is also the plugin of [module.%zu]",
+                  p->modules[again].plugin ? p->modules[again].plugin : "", first + 1);
+    }
+    if (dup == 0)
+        dup = mpce_pins_find_dup(p->rows, p->n_rows, sizeof(*p->rows),
+                                 offsetof(struct mpce_pins_row, key), &first, &again);
+    if (dup > 0) {
+        snprintf(w->sec, sizeof(w->sec), "[row.%zu]", again + 1);
+        wr_refuse(w, "key", "'%.80s' is also the key of [row.%zu]",
+                  p->rows[again].key ? p->rows[again].key : "", first + 1);
+    }
+    if (dup < 0)
+        w->nomem = 1;
 }
 
 static void wr_blacklist(struct wr *w, size_t index, const struct mpce_pins_blacklist *b)
@@ -304,6 +340,7 @@ static int wr_text(struct wr *w, const struct mpce_pins *p)
         wr_row(w, i + 1, &p->rows[i]);
     for (size_t i = 0; i < p->n_blacklist; i++)
         wr_blacklist(w, i + 1, &p->blacklist[i]);
+    wr_unique(w, p);
     wr_put(w, "\n", 1);
     uselocale(old);
     freelocale(c);

@@ -1,34 +1,37 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Which pins "auto" follows, and when to ask the probe helper for new ones.
- * The engine never measures in process (a CUDA context does not survive a
- * fork, and a module that crashes while being timed must not take the
- * application with it): it reads the pins file, checks each row against the
- * modules it actually loaded, and spawns the helper when [tune] mode says so.
- * Nothing here can fail an engine: a missing helper, a corrupt file or a
- * timeout leaves "auto" in priority order and says so in the log.
+ * Which pins "auto" follows. The engine never measures in process (a CUDA
+ * context does not survive a fork, and a module that crashes while being
+ * timed must not take the application with it): it reads the pins files,
+ * checks each row against the modules it actually loaded, and asks the
+ * probe helper (spawn.c) for new ones when [tune] mode says so. Nothing here
+ * can fail an engine: a missing helper, a corrupt file or a timeout leaves
+ * "auto" in priority order and says so in the log.
  */
 #include "config.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <spawn.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "engine/runtime/module_file.h"
 #include "engine/selector/selector.h"
-
-extern char **environ;
 
 #define ROW_INDEX(op, v, sc) \
     (((size_t)(op) * MPCE_VARIANTS + (v)) * MPCE_SIZE_CLASSES + (sc))
+#define N_ROWS ((size_t)MPCE_OP_COUNT * MPCE_VARIANTS * MPCE_SIZE_CLASSES)
+
+static const char *env_get(const char *name)
+{
+#ifdef HAVE_SECURE_GETENV
+    return secure_getenv(name);
+#else
+    return getenv(name);
+#endif
+}
 
 size_t mpce_selector_dirs(const struct mpce_config *cfg, char dirs[2][4096])
 {
@@ -39,8 +42,15 @@ size_t mpce_selector_dirs(const struct mpce_config *cfg, char dirs[2][4096])
     snprintf(dirs[0], 4096, "%s", MPCE_PINSDIR);
     if (cfg->privileged)
         return 1;
-    const char *xdg = mpce_config_env(cfg, "XDG_CACHE_HOME");
-    const char *home = getenv("HOME");
+    /* XDG_CACHE_HOME and HOME say where the user's cache is, not how the
+     * engine behaves: MPCE_OPT_NO_ENV (MPCENGINE_* overrides) leaves them be,
+     * so that an application and `mpcengine tune` agree on the directory. */
+    const char *xdg = env_get("XDG_CACHE_HOME");
+    const char *home = env_get("HOME");
+    if (!home || home[0] != '/') {
+        const struct passwd *pw = getpwuid(getuid());
+        home = pw ? pw->pw_dir : NULL;
+    }
     if (xdg && xdg[0] == '/')
         snprintf(dirs[1], 4096, "%s/mpcengine", xdg);
     else if (home && home[0] == '/')
@@ -48,6 +58,11 @@ size_t mpce_selector_dirs(const struct mpce_config *cfg, char dirs[2][4096])
     else
         return 1;
     return 2;
+}
+
+const char *mpce_selector_policy(const mpce_engine *e)
+{
+    return e->cfg.allow_variable_time ? "variable-time" : "constant-time";
 }
 
 void mpce_selector_module_record(const mpce_engine *e, const struct mpce_module *m,
@@ -97,11 +112,19 @@ static int row_names_plugin(const struct mpce_pins_row *row, const char *plugin)
     return 0;
 }
 
-/* The whole file's half of the signature: CPU and engine. */
-static int header_current(const struct mpce_pins *p, char *why, size_t len)
+static void this_cpu(const mpce_engine *e, char *buf, size_t len)
+{
+    if (e->selector && e->selector->cpu[0])
+        snprintf(buf, len, "%s", e->selector->cpu);
+    else
+        mpce_signature_cpu(buf, len);
+}
+
+int mpce_selector_header_current(const mpce_engine *e, const struct mpce_pins *p, char *why,
+                                 size_t len)
 {
     char cpu[512];
-    mpce_signature_cpu(cpu, sizeof(cpu));
+    this_cpu(e, cpu, sizeof(cpu));
     if (strcmp(p->cpu, cpu) != 0) {
         snprintf(why, len, "measured on another CPU (%.200s; this one is %.200s)", p->cpu, cpu);
         return 0;
@@ -111,13 +134,19 @@ static int header_current(const struct mpce_pins *p, char *why, size_t len)
                  mpce_version());
         return 0;
     }
+    if (strcmp(p->policy, mpce_selector_policy(e)) != 0) {
+        snprintf(why, len, "measured with allow_variable_time = %s (it is %s now)",
+                 strcmp(p->policy, "variable-time") == 0 ? "yes" : "no",
+                 e->cfg.allow_variable_time ? "yes" : "no");
+        return 0;
+    }
     return 1;
 }
 
 int mpce_selector_row_current(const mpce_engine *e, const struct mpce_pins *p,
                               const struct mpce_pins_row *row, char *why, size_t len)
 {
-    if (!header_current(p, why, len))
+    if (!mpce_selector_header_current(e, p, why, len))
         return 0;
     enum mpce_op_id op;
     unsigned v, sc;
@@ -157,105 +186,54 @@ int mpce_selector_row_current(const mpce_engine *e, const struct mpce_pins *p,
     return 1;
 }
 
+enum mpce_pins_read_result mpce_selector_read(const mpce_engine *e, const char *dir,
+                                              struct mpce_pins *out, char *path, size_t plen,
+                                              char *why, size_t wlen)
+{
+    snprintf(path, plen, "%s/%s", dir, MPCE_PINS_FILE);
+    memset(out, 0, sizeof(*out));
+    if (e->cfg.privileged && access(path, F_OK) == 0) {
+        /* Pins reorder what root runs: trusted like its configuration. */
+        char reason[1024];
+        int fd = mpce_file_open_trusted(path, reason, sizeof(reason));
+        if (fd < 0) {
+            snprintf(why, wlen, "%s", reason);
+            return MPCE_PINS_READ_ERROR;
+        }
+        close(fd);
+    }
+    return mpce_pins_read(path, out, why, wlen);
+}
+
 const char *mpce_selector_blacklisted(const mpce_engine *e, const struct mpce_module *m)
 {
     const struct mpce_selector *sel = e->selector;
-    if (sel == NULL || !sel->loaded || m->fd < 0)
+    if (sel == NULL || m->fd < 0)
         return NULL;
-    for (size_t i = 0; i < sel->pins.n_blacklist; i++) {
-        const struct mpce_pins_blacklist *b = &sel->pins.blacklist[i];
-        if (strcmp(b->path, m->path) == 0 && b->size == m->size && b->mtime == m->mtime)
-            return b->reason;
-    }
+    for (size_t f = 0; f < MPCE_SELECTOR_FILES; f++)
+        for (size_t i = 0; sel->loaded[f] && i < sel->pins[f].n_blacklist; i++) {
+            const struct mpce_pins_blacklist *b = &sel->pins[f].blacklist[i];
+            if (strcmp(b->path, m->path) == 0 && b->size == m->size && b->mtime == m->mtime)
+                return b->reason;
+        }
     return NULL;
 }
 
 const struct mpce_pins_row *mpce_selector_row(const mpce_engine *e, enum mpce_op_id op,
-                                              unsigned variant, unsigned size_class)
+                                              unsigned variant, unsigned size_class,
+                                              const char **path, const char **date)
 {
     const struct mpce_selector *sel = e->selector;
     if (sel == NULL || sel->by_key == NULL || variant >= MPCE_VARIANTS ||
         size_class >= MPCE_SIZE_CLASSES)
         return NULL;
-    return sel->by_key[ROW_INDEX(op, variant, size_class)];
-}
-
-/* Read the first usable pins file; 1 if one was loaded. */
-static int load(mpce_engine *e, struct mpce_selector *sel, int quiet)
-{
-    char dirs[2][4096];
-    size_t n = mpce_selector_dirs(&e->cfg, dirs);
-    mpce_pins_free(&sel->pins);
-    sel->loaded = 0;
-    for (size_t i = 0; i < n; i++) {
-        char path[4200], why[1024] = "";
-        snprintf(path, sizeof(path), "%s/%s", dirs[i], MPCE_PINS_FILE);
-        struct mpce_pins p;
-        enum mpce_pins_read_result r = mpce_pins_read(path, &p, why, sizeof(why));
-        if (r == MPCE_PINS_READ_MISSING)
-            continue;
-        if (r != MPCE_PINS_READ_OK) {
-            if (!quiet)
-                mpce_log(&e->log, MPCE_LOG_WARNING, NULL,
-                         "pins file not used: %s; the next tune replaces it (`mpcengine tune`)",
-                         why);
-            continue;
-        }
-        if (!header_current(&p, why, sizeof(why))) {
-            if (!quiet)
-                mpce_log(&e->log, MPCE_LOG_INFO, NULL, "%s: %s", path, why);
-            /* warn keeps stale pins: the first file found, for what it is worth. */
-            if (e->cfg.tune.mode != MPCE_TUNE_WARN) {
-                mpce_pins_free(&p);
-                continue;
-            }
-        }
-        sel->pins = p;
-        sel->loaded = 1;
-        snprintf(sel->path, sizeof(sel->path), "%s", path);
-        return 1;
-    }
-    return 0;
-}
-
-/* Index the current rows (with mode warn: every row, stale ones logged). */
-static void index_rows(mpce_engine *e, struct mpce_selector *sel, int quiet)
-{
-    memset(sel->by_key, 0, sizeof(*sel->by_key) * MPCE_OP_COUNT * MPCE_VARIANTS *
-                               MPCE_SIZE_CLASSES);
-    memset(sel->slice_min, 0, sizeof(*sel->slice_min) * MPCE_OP_COUNT * e->n_slots);
-    sel->n_current = sel->n_stale = 0;
-    if (!sel->loaded)
-        return;
-    for (size_t i = 0; i < sel->pins.n_rows; i++) {
-        const struct mpce_pins_row *row = &sel->pins.rows[i];
-        enum mpce_op_id op;
-        unsigned v, sc;
-        char why[512];
-        if (mpce_row_parse(row->key, &op, &v, &sc) != 0)
-            continue;
-        if (mpce_selector_row_current(e, &sel->pins, row, why, sizeof(why))) {
-            sel->n_current++;
-        } else {
-            sel->n_stale++;
-            if (e->cfg.tune.mode != MPCE_TUNE_WARN)
-                continue;
-            if (!quiet)
-                mpce_log(&e->log, MPCE_LOG_WARNING, NULL,
-                         "%s: row %s is kept although it may be stale ([tune] mode = warn): %s",
-                         sel->path, row->key, why);
-        }
-        sel->by_key[ROW_INDEX(op, v, sc)] = row;
-        /* Two variants may share a winner with different crossovers: the
-         * larger threshold is right for both often enough and never makes
-         * a call slower than one thread. */
-        const struct mpce_slot *s = row->slice_min ? mpce_registry_find(e, row->winner) : NULL;
-        if (s != NULL) {
-            uint64_t *at = &sel->slice_min[(size_t)op * e->n_slots + s->index];
-            if (row->slice_min > *at)
-                *at = row->slice_min;
-        }
-    }
+    size_t at = ROW_INDEX(op, variant, size_class);
+    const struct mpce_pins_row *row = sel->by_key[at];
+    if (row && path)
+        *path = sel->path[sel->by_file[at]];
+    if (row && date)
+        *date = sel->pins[sel->by_file[at]].date;
+    return row;
 }
 
 uint64_t mpce_selector_slice_min(const mpce_engine *e, enum mpce_op_id op,
@@ -267,214 +245,142 @@ uint64_t mpce_selector_slice_min(const mpce_engine *e, enum mpce_op_id op,
     return sel->slice_min[(size_t)op * e->n_slots + slot->index];
 }
 
-/* Milliseconds on the monotonic clock. */
-static long long now_ms(void)
+/* Read every pins directory's file; 1 if any was loaded. */
+static int load(mpce_engine *e, struct mpce_selector *sel, int quiet)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* Log the helper's lines as they come, until it closes its end or the
- * deadline passes (then 1). */
-static int relay(mpce_engine *e, int fd, long long deadline)
-{
-    char buf[4096];
-    size_t have = 0;
-    for (;;) {
-        long long left = deadline - now_ms();
-        if (left <= 0)
-            return 1;
-        struct pollfd pfd = {.fd = fd, .events = POLLIN};
-        int r = poll(&pfd, 1, (int)(left > 1000000 ? 1000000 : left));
-        if (r < 0 && errno == EINTR)
+    char dirs[2][4096];
+    size_t n = mpce_selector_dirs(&e->cfg, dirs);
+    int any = 0;
+    for (size_t i = 0; i < MPCE_SELECTOR_FILES; i++) {
+        mpce_pins_free(&sel->pins[i]);
+        sel->loaded[i] = 0;
+    }
+    for (size_t i = 0; i < n; i++) {
+        char why[1024] = "";
+        enum mpce_pins_read_result r =
+            mpce_selector_read(e, dirs[i], &sel->pins[i], sel->path[i], sizeof(sel->path[i]),
+                               why, sizeof(why));
+        if (r == MPCE_PINS_READ_MISSING)
             continue;
-        if (r <= 0)
+        if (r != MPCE_PINS_READ_OK) {
+            if (!quiet)
+                mpce_log(&e->log, MPCE_LOG_WARNING, NULL, "pins file not used: %s; the next "
+                         "tune replaces it (`mpcengine tune`)", why);
             continue;
-        ssize_t got = read(fd, buf + have, sizeof(buf) - 1 - have);
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got <= 0)
-            break;
-        have += (size_t)got;
-        buf[have] = '\0';
-        char *line = buf, *nl;
-        while ((nl = strchr(line, '\n')) != NULL) {
-            *nl = '\0';
-            if (line[0])
-                mpce_log(&e->log, MPCE_LOG_INFO, NULL, "tune: %s", line);
-            line = nl + 1;
         }
-        have = strlen(line);
-        memmove(buf, line, have);
-        if (have == sizeof(buf) - 1) {
-            buf[have] = '\0';
-            mpce_log(&e->log, MPCE_LOG_INFO, NULL, "tune: %s", buf);
-            have = 0;
+        sel->loaded[i] = 1;
+        any = 1;
+    }
+    return any;
+}
+
+/* Put file f's rows into the index where no row is yet: current ones (pass
+ * 0), or, for mode warn, the stale ones left (pass 1). stale[] marks keys
+ * with a stale row. */
+static void index_file(mpce_engine *e, struct mpce_selector *sel, size_t f, int pass,
+                       unsigned char *stale, char *first_why, size_t wlen)
+{
+    for (size_t i = 0; sel->loaded[f] && i < sel->pins[f].n_rows; i++) {
+        const struct mpce_pins_row *row = &sel->pins[f].rows[i];
+        enum mpce_op_id op;
+        unsigned v, sc;
+        char why[512];
+        if (mpce_row_parse(row->key, &op, &v, &sc) != 0)
+            continue; /* a key of another engine version */
+        const size_t at = ROW_INDEX(op, v, sc);
+        if (sel->by_key[at])
+            continue;
+        if (pass == 0 && !mpce_selector_row_current(e, &sel->pins[f], row, why, sizeof(why))) {
+            stale[at] = 1;
+            if (!first_why[0])
+                snprintf(first_why, wlen, "%.100s: %.480s", row->key, why);
+            continue;
+        }
+        sel->by_key[at] = row;
+        sel->by_file[at] = (unsigned char)f;
+        sel->n_current++;
+    }
+}
+
+/* Index the rows in use: per key the system file's if current, else the
+ * user's; with mode warn, stale rows too (one line says so). */
+static void index_rows(mpce_engine *e, struct mpce_selector *sel, int quiet)
+{
+    memset(sel->by_key, 0, sizeof(*sel->by_key) * N_ROWS);
+    memset(sel->slice_min, 0, sizeof(*sel->slice_min) * MPCE_OP_COUNT * e->n_slots);
+    sel->n_current = sel->n_stale = 0;
+    unsigned char *stale = calloc(N_ROWS, 1);
+    if (!stale)
+        return; /* out of memory: priority order */
+    char first_why[600] = "";
+    for (size_t f = 0; f < MPCE_SELECTOR_FILES; f++)
+        index_file(e, sel, f, 0, stale, first_why, sizeof(first_why));
+    for (size_t at = 0; at < N_ROWS; at++)
+        sel->n_stale += stale[at] && !sel->by_key[at];
+    if (e->cfg.tune.mode == MPCE_TUNE_WARN && sel->n_stale) {
+        for (size_t f = 0; f < MPCE_SELECTOR_FILES; f++)
+            index_file(e, sel, f, 1, stale, first_why, sizeof(first_why));
+        if (!quiet)
+            mpce_log(&e->log, MPCE_LOG_WARNING, NULL,
+                     "%u pins rows may be stale and are used anyway ([tune] mode = warn); the "
+                     "first: %s; `mpcengine tune` measures them again", sel->n_stale,
+                     first_why);
+    }
+    free(stale);
+    /* The pool's thresholds of the rows in use. Two variants may share a
+     * winner with different crossovers: the larger one never makes a call
+     * slower than one thread. */
+    for (size_t at = 0; at < N_ROWS; at++) {
+        const struct mpce_pins_row *row = sel->by_key[at];
+        const struct mpce_slot *s = row && row->slice_min ? mpce_registry_find(e, row->winner)
+                                                          : NULL;
+        if (s != NULL) {
+            size_t op = at / (MPCE_VARIANTS * MPCE_SIZE_CLASSES);
+            uint64_t *slot_min = &sel->slice_min[op * e->n_slots + s->index];
+            if (row->slice_min > *slot_min)
+                *slot_min = row->slice_min;
         }
     }
-    if (have) {
-        buf[have] = '\0';
-        mpce_log(&e->log, MPCE_LOG_INFO, NULL, "tune: %s", buf);
-    }
-    return 0;
-}
-
-/* Whether the helper may be run by this process: a privileged one runs only
- * a root-owned file that nobody else can change. */
-static int helper_ok(const mpce_engine *e, const char *helper, char *why, size_t len)
-{
-    struct stat sb;
-    if (stat(helper, &sb) != 0) {
-        snprintf(why, len, "%s: %s", helper, strerror(errno));
-        return 0;
-    }
-    if (!S_ISREG(sb.st_mode) || !(sb.st_mode & S_IXUSR)) {
-        snprintf(why, len, "%s is not an executable file", helper);
-        return 0;
-    }
-    if (e->cfg.privileged && (sb.st_uid != 0 || (sb.st_mode & (S_IWGRP | S_IWOTH)))) {
-        snprintf(why, len, "%s is not owned by root or is writable by others: a privileged "
-                 "process does not run it", helper);
-        return 0;
-    }
-    return 1;
-}
-
-/*
- * Spawn the helper: `mpcengine-probe tune --for-engine ...` detaches at once
- * (its first process exits, so nothing is left for this one to reap) and
- * writes its progress to the pipe. wait_ms 0: do not wait. Returns 1 if it
- * finished within wait_ms.
- */
-static int run_helper(mpce_engine *e, const mpce_options *opts, int force, unsigned wait_ms)
-{
-    const char *helper = e->cfg.tune.helper ? e->cfg.tune.helper : MPCE_PROBE_HELPER;
-    char why[4200];
-    if (!helper_ok(e, helper, why, sizeof(why))) {
-        static int said;
-        if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
-            mpce_log(&e->log, MPCE_LOG_INFO, NULL,
-                     "no probe helper (%s): \"auto\" keeps priority order until `mpcengine "
-                     "tune` runs", why);
-        return 0;
-    }
-    char flags[32], timeout[32];
-    snprintf(flags, sizeof(flags), "%u", opts ? opts->flags : 0u);
-    snprintf(timeout, sizeof(timeout), "%u", e->cfg.tune.timeout_ms);
-    const char *argv[16];
-    size_t n = 0;
-    argv[n++] = helper;
-    argv[n++] = "tune";
-    argv[n++] = "--for-engine";
-    argv[n++] = "--effort";
-    argv[n++] = "quick";
-    argv[n++] = "--flags";
-    argv[n++] = flags;
-    if (force)
-        argv[n++] = "--force";
-    if (opts && opts->config_path) {
-        argv[n++] = "--config";
-        argv[n++] = opts->config_path;
-    }
-    if (opts && opts->plugin_path) {
-        argv[n++] = "--plugin-path";
-        argv[n++] = opts->plugin_path;
-    }
-    argv[n] = NULL;
-
-    int fds[2];
-    if (pipe2(fds, O_CLOEXEC) != 0) {
-        mpce_log(&e->log, MPCE_LOG_WARNING, NULL, "cannot start the probe helper: pipe: %s",
-                 strerror(errno));
-        return 0;
-    }
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
-#ifdef HAVE_POSIX_SPAWN_FILE_ACTIONS_ADDCLOSEFROM_NP
-    posix_spawn_file_actions_addclosefrom_np(&fa, 3);
-#endif
-    /* The application's signal mask and dispositions are its own. */
-    posix_spawnattr_t attr;
-    posix_spawnattr_init(&attr);
-    sigset_t none, all;
-    sigemptyset(&none);
-    sigfillset(&all);
-    posix_spawnattr_setsigmask(&attr, &none);
-    posix_spawnattr_setsigdefault(&attr, &all);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-    pid_t pid;
-    int rc = posix_spawn(&pid, helper, &fa, &attr, (char *const *)argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    posix_spawnattr_destroy(&attr);
-    close(fds[1]);
-    if (rc != 0) {
-        close(fds[0]);
-        mpce_log(&e->log, MPCE_LOG_WARNING, NULL, "cannot start the probe helper %s: %s",
-                 helper, strerror(rc));
-        return 0;
-    }
-    /* The first process only detaches: reap it now. */
-    int status;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
-    int done = 0;
-    if (wait_ms > 0) {
-        done = !relay(e, fds[0], now_ms() + wait_ms);
-        if (!done)
-            mpce_log(&e->log, MPCE_LOG_INFO, NULL,
-                     "the tune did not finish within [tune] timeout = %.1f s: \"auto\" keeps "
-                     "priority order in this process; the helper goes on and writes pins "
-                     "for the next one", wait_ms / 1000.0);
-    } else {
-        mpce_log(&e->log, MPCE_LOG_INFO, NULL,
-                 "tuning in the background ([tune] mode = background): \"auto\" keeps "
-                 "priority order in this process");
-    }
-    close(fds[0]);
-    return done;
 }
 
 mpce_status mpce_selector_start(mpce_engine *e, const mpce_options *opts)
 {
     struct mpce_selector *sel = calloc(1, sizeof(*sel));
-    const struct mpce_pins_row **by_key =
-        calloc((size_t)MPCE_OP_COUNT * MPCE_VARIANTS * MPCE_SIZE_CLASSES, sizeof(*by_key));
+    const struct mpce_pins_row **by_key = calloc(N_ROWS, sizeof(*by_key));
+    unsigned char *by_file = calloc(N_ROWS, 1);
     uint64_t *slice_min = calloc((size_t)MPCE_OP_COUNT * (e->n_slots ? e->n_slots : 1),
                                  sizeof(*slice_min));
-    if (!sel || !by_key || !slice_min) {
+    if (!sel || !by_key || !by_file || !slice_min) {
         free(sel);
         free(by_key);
+        free(by_file);
         free(slice_min);
         return mpce_error(MPCE_ERR_NOMEM, "out of memory starting the selector");
     }
     sel->by_key = by_key;
+    sel->by_file = by_file;
     sel->slice_min = slice_min;
     e->selector = sel;
     const enum mpce_tune_mode mode = e->cfg.tune.mode;
-    if (mode == MPCE_TUNE_OFF) {
-        snprintf(sel->status, sizeof(sel->status), "[tune] mode = off: priority order");
+    if (mode == MPCE_TUNE_OFF)
+        return MPCE_OK;
+    mpce_signature_cpu(sel->cpu, sizeof(sel->cpu));
+    int any = load(e, sel, 0);
+    index_rows(e, sel, 0);
+    if (mode == MPCE_TUNE_WARN) {
+        if (!any)
+            mpce_log(&e->log, MPCE_LOG_INFO, NULL, "no pins file ([tune] mode = warn does not "
+                     "tune): \"auto\" keeps priority order until `mpcengine tune` runs");
         return MPCE_OK;
     }
-    load(e, sel, 0);
-    index_rows(e, sel, 0);
-    int need = mode == MPCE_TUNE_FORCE || !sel->loaded || sel->n_stale > 0;
-    if (need && mode != MPCE_TUNE_WARN) {
+    if (mode == MPCE_TUNE_FORCE || !any || sel->n_stale > 0) {
         const int wait = mode == MPCE_TUNE_AUTO || mode == MPCE_TUNE_FORCE;
-        if (run_helper(e, opts, mode == MPCE_TUNE_FORCE, wait ? e->cfg.tune.timeout_ms : 0)) {
+        if (mpce_selector_spawn(e, opts, mode == MPCE_TUNE_FORCE,
+                                wait ? e->cfg.tune.timeout_ms : 0)) {
             load(e, sel, 1);
             index_rows(e, sel, 1);
         }
     }
-    if (sel->loaded)
-        snprintf(sel->status, sizeof(sel->status), "%s (%s, %s effort): %u rows current, %u "
-                 "stale", sel->path, sel->pins.date, sel->pins.effort, sel->n_current,
-                 sel->n_stale);
-    else
-        snprintf(sel->status, sizeof(sel->status), "no pins file: priority order");
     return MPCE_OK;
 }
 
@@ -483,8 +389,10 @@ void mpce_selector_free(mpce_engine *e)
     struct mpce_selector *sel = e->selector;
     if (!sel)
         return;
-    mpce_pins_free(&sel->pins);
+    for (size_t i = 0; i < MPCE_SELECTOR_FILES; i++)
+        mpce_pins_free(&sel->pins[i]);
     free(sel->by_key);
+    free(sel->by_file);
     free(sel->slice_min);
     free(sel);
     e->selector = NULL;

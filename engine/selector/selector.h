@@ -40,14 +40,21 @@ extern const char *mpce_signature_cpu_override;
 
 /* ---- the engine's pins (selector.c) ----------------------------------------------- */
 
+/* Pins files are read from up to two directories (mpce_selector_dirs): the
+ * system's, then the user's. A row current in the system file wins; the
+ * user's file fills the rows the system's lacks or has stale. */
+#define MPCE_SELECTOR_FILES 2
+
 struct mpce_selector {
-    struct mpce_pins pins;          /* the file in use (format checked) */
-    int loaded;                     /* pins holds a file */
-    char path[4200];                /* which file */
+    struct mpce_pins pins[MPCE_SELECTOR_FILES];
+    int loaded[MPCE_SELECTOR_FILES];
+    char path[MPCE_SELECTOR_FILES][4200];
     const struct mpce_pins_row **by_key; /* [op][variant][size class]: current rows */
+    unsigned char *by_file;         /* ... and which file each came from */
     uint64_t *slice_min;            /* [op][slot index]: measured thresholds */
-    unsigned n_current, n_stale;
-    char status[4600];               /* one line for listings: where "auto" comes from */
+    unsigned n_current;             /* rows in use */
+    unsigned n_stale;               /* row keys stale in a file and current in none */
+    char cpu[512];                  /* this CPU's signature, computed once */
 };
 
 /*
@@ -61,9 +68,11 @@ struct mpce_selector {
 mpce_status mpce_selector_start(mpce_engine *e, const mpce_options *opts);
 void mpce_selector_free(mpce_engine *e);
 
-/* The current row for (op, variant, size class), or NULL. */
+/* The current row for (op, variant, size class), or NULL; *path and *date
+ * (either may be NULL) name the file it came from. */
 const struct mpce_pins_row *mpce_selector_row(const mpce_engine *e, enum mpce_op_id op,
-                                              unsigned variant, unsigned size_class);
+                                              unsigned variant, unsigned size_class,
+                                              const char **path, const char **date);
 /* The measured slice threshold (work elements) for op on slot: 0 when none,
  * MPCE_PINS_NEVER when splitting never paid. */
 uint64_t mpce_selector_slice_min(const mpce_engine *e, enum mpce_op_id op,
@@ -96,13 +105,41 @@ int mpce_census_read(const char *dir, struct mpce_census_entry **out, size_t *co
 size_t mpce_selector_dirs(const struct mpce_config *cfg, char dirs[2][4096]);
 
 /*
- * Whether a row of pins p still describes engine e: same CPU and engine
- * version, every plugin that took part loaded from the same file (path, size,
- * mtime, SHA-256), and no loaded plugin with an implementation of the row's
- * primitive missing from it. 1, or 0 with why.
+ * Whether a row of pins p still describes engine e: same CPU, engine version
+ * and variable-time policy, every plugin that took part loaded from the same
+ * file (path, size, mtime, SHA-256), and no loaded plugin with an
+ * implementation of the row's primitive missing from it. 1, or 0 with why.
  */
 int mpce_selector_row_current(const mpce_engine *e, const struct mpce_pins *p,
                               const struct mpce_pins_row *row, char *why, size_t len);
+
+/* Whether pins p were measured on this CPU, by this engine version and under
+ * e's variable-time policy: 1, or 0 with why. */
+int mpce_selector_header_current(const mpce_engine *e, const struct mpce_pins *p, char *why,
+                                 size_t len);
+/* "variable-time" or "constant-time": e's policy as pins record it. */
+const char *mpce_selector_policy(const mpce_engine *e);
+
+/*
+ * Read dir's pins file for e: MPCE_PINS_READ_OK with *out filled, or why (a
+ * corrupt, untrusted or unreadable file). A privileged process reads only a
+ * file that it could trust as configuration (root-owned, not writable by
+ * others, and the same for every directory above it).
+ */
+enum mpce_pins_read_result mpce_selector_read(const mpce_engine *e, const char *dir,
+                                              struct mpce_pins *out, char *path, size_t plen,
+                                              char *why, size_t wlen);
+
+/* ---- the probe helper (spawn.c) ---------------------------------------------------- */
+
+/*
+ * Start the helper for e: `mpcengine-probe tune --for-engine` detaches at
+ * once and writes its progress to a pipe, which is relayed to e's log for at
+ * most wait_ms (0: not at all). Returns 1 if it finished within wait_ms.
+ * Says why once, and starts nothing, when there is no helper, no pins
+ * directory this process could write, or the process is setuid/setgid.
+ */
+int mpce_selector_spawn(mpce_engine *e, const mpce_options *opts, int force, unsigned wait_ms);
 
 /* The pins record of a loaded module. Strings point into m. */
 void mpce_selector_module_record(const mpce_engine *e, const struct mpce_module *m,

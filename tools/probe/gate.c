@@ -55,7 +55,6 @@ void probe_gate(struct mpce_pins_row *row, const char *const *order, size_t n_or
         def = fast; /* the default did not run here: the fastest stands in */
     const struct mpce_pins_cand *win = def, *next = fastest(row, def);
     const double spread = def->spread;
-    const double need = spread > MIN_GAIN ? spread : MIN_GAIN;
     if (next == NULL) {
         snprintf(verdict, len, "%s is the only candidate that ran correctly", def->impl);
     } else if (fast == def) {
@@ -63,7 +62,7 @@ void probe_gate(struct mpce_pins_row *row, const char *const *order, size_t n_or
                  next->impl, 100.0 * (next->median / def->median - 1.0));
     } else {
         const double gain = 1.0 - fast->median / def->median;
-        if (gain > need) {
+        if (gain > spread && gain >= MIN_GAIN) {
             win = fast;
             snprintf(verdict, len, "%s beats default %s by %.1f %% (more than the default's "
                      "spread %.1f %% and 1 %%)", fast->impl, def->impl, 100.0 * gain,

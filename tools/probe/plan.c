@@ -2,7 +2,7 @@
 /*
  * What the selector measures: for every routed operation the harness can
  * time, per variant and size class, one production-like shape inside the
- * class (Ferret's LPN table and chunking, FHE's N and batch, a DPF's domain
+ * class (Ferret's LPN table, FHE's N and batch, a DPF's domain
  * and key count). Effort picks the classes and how long each is timed.
  */
 #include "config.h"
@@ -56,11 +56,11 @@ static const struct plan_entry {
     {"lpn.fold", "k16", "tiny", PATIENT, "logk=16,n=32"},
     {"lpn.fold", "k16", "small", ALL, "logk=16,n=1024"},
     {"lpn.fold", "k16", "medium", ALL, "logk=16,n=32768"},
-    {"lpn.fold", "k16", "large", ALL, "logk=16,n=262144,chunk=8192"},
+    {"lpn.fold", "k16", "large", ALL, "logk=16,n=262144"},
     {"lpn.fold", "kbig", "tiny", PATIENT, "logk=19,n=32"},
     {"lpn.fold", "kbig", "small", ALL, "logk=19,n=1024"},
     {"lpn.fold", "kbig", "medium", ALL, "logk=19,n=32768"},
-    {"lpn.fold", "kbig", "large", ALL, "logk=19,n=262144,chunk=8192"},
+    {"lpn.fold", "kbig", "large", ALL, "logk=19,n=262144"},
     {"dpf.evalall", "", "tiny", PATIENT, "bits=5"},
     {"dpf.evalall", "", "small", ALL, "bits=10"},
     {"dpf.evalall", "", "medium", ALL, "bits=14"},

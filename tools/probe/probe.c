@@ -82,6 +82,13 @@ int main(int argc, char **argv)
             return 2;
         }
     }
+    /* Whatever the application had open is not ours (a posix_spawn without
+     * closefrom hands it all down): keep stdin, stdout and stderr only. */
+    if (o.for_engine) {
+        long max = sysconf(_SC_OPEN_MAX);
+        for (int fd = 3; fd < (max > 0 && max < 65536 ? max : 65536); fd++)
+            close(fd);
+    }
     /* An engine waits on our stderr only as long as its timeout; after that
      * we finish for the next process, writing into a closed pipe. */
     signal(SIGPIPE, SIG_IGN);

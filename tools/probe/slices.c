@@ -8,8 +8,11 @@
  * every call split, interleaved; the smallest size from which the split
  * calls win by more than the single thread's spread and 1 %, at that size
  * and every larger one, is the crossover. A slice must then hold at least
- * crossover / threads work elements. If splitting never wins up to the
- * largest size, calls of that op stay on one thread.
+ * crossover / threads work elements: the work that pays for waking one
+ * thread, which is about the same whatever the thread count. If splitting
+ * never wins up to the largest size tried, a slice must hold that size (the
+ * tune says nothing about larger calls, so they are not kept whole forever).
+ * An engine of one thread records "never".
  */
 #include "config.h"
 
@@ -163,10 +166,13 @@ static void slices_of(mpce_engine *e, const struct probe_opts *o, const char *ke
             snprintf(value, sizeof(value), "0");
             snprintf(verdict, sizeof(verdict), "not measured: %.300s", why);
         } else if (from == n) {
-            snprintf(value, sizeof(value), "never");
+            /* Nothing is known past the largest size tried: calls up to
+             * twice it stay whole, larger ones split into slices of it. */
+            snprintf(value, sizeof(value), "%llu", (unsigned long long)elements[n - 1]);
             snprintf(verdict, sizeof(verdict), "%u threads never beat one up to %llu elements "
-                     "(%.2fx there): calls stay on one thread", threads,
-                     (unsigned long long)elements[n - 1], one[n - 1] / split[n - 1]);
+                     "(%.2fx there): slices of at least %llu elements, so only calls of "
+                     "twice that split", threads, (unsigned long long)elements[n - 1],
+                     one[n - 1] / split[n - 1], (unsigned long long)elements[n - 1]);
         } else {
             uint64_t per = (elements[from] + threads - 1) / threads;
             snprintf(value, sizeof(value), "%llu", (unsigned long long)per);

@@ -132,11 +132,6 @@ static struct result *result_of(struct result *res, size_t n, const char *key)
     return NULL;
 }
 
-static const struct mpce_slot *slot_named(mpce_engine *e, const char *name)
-{
-    return mpce_registry_find(e, name);
-}
-
 static int add_skip(struct tune_state *ts, const char *path)
 {
     char **grown = realloc(ts->skip, (ts->n_skip + 1) * sizeof(*grown));
@@ -153,7 +148,7 @@ static int add_skip(struct tune_state *ts, const char *path)
  * be (then the row is given up). */
 static int blacklist(struct tune_state *ts, const char *impl, const char *reason)
 {
-    const struct mpce_slot *s = slot_named(ts->e, impl);
+    const struct mpce_slot *s = mpce_registry_find(ts->e, impl);
     if (!s || strcmp(s->module->path, "(built-in)") == 0)
         return -1;
     for (size_t i = 0; i < ts->pins->n_blacklist; i++)
@@ -348,10 +343,13 @@ static void run_rows(struct tune_state *ts, struct result *res, size_t n)
             snprintf(reason, sizeof(reason), "crashed (the worker exited with status %d) while "
                      "tuning %s", WIFEXITED(status) ? WEXITSTATUS(status) : -1, r->row->key);
         if (ts->phase[0] == 's') {
-            /* The winner already ran this op correctly; a failure while
-             * threaded leaves the fixed threshold, with the reason. */
+            /* The winner crashed or hung when its calls were split over
+             * threads, as the application's would be: it is blacklisted
+             * like any other, and the row is decided again without it. */
             snprintf(r->slice_verdict, sizeof(r->slice_verdict), "not measured: %.400s",
                      reason);
+            if (entered[0] && blacklist(ts, entered, reason) == 0)
+                add_cand(r, entered, what, 0, 0, reason);
             r->done = 1;
             progress(ts, r);
             continue;
@@ -398,11 +396,23 @@ static size_t row_plugins(mpce_engine *e, mpce_primitive prim, char **names, siz
     return n;
 }
 
-static int writable_dir(const char *dir)
+/* dir, made with its missing parents (mode: the last component's; parents
+ * 0755), and writable by this process. */
+static int writable_dir(const char *dir, mode_t mode)
 {
-    if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+    char path[4096];
+    snprintf(path, sizeof(path), "%s", dir);
+    for (char *p = path + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(path, 0755) != 0 && errno != EEXIST)
+            return 0;
+        *p = '/';
+    }
+    if (mkdir(path, mode) != 0 && errno != EEXIST)
         return 0;
-    return access(dir, W_OK | X_OK) == 0;
+    return access(path, W_OK | X_OK) == 0;
 }
 
 static void utc_now(char *buf, size_t len)
@@ -411,6 +421,28 @@ static void utc_now(char *buf, size_t len)
     struct tm tm;
     gmtime_r(&t, &tm);
     strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static void print_row(const struct mpce_pins_row *row, FILE *out)
+{
+    fprintf(out, "%-28s %-24s %-24s %s\n", row->key, row->winner[0] ? row->winner : "-",
+            row->runner_up[0] ? row->runner_up : "-", row->verdict);
+    if (row->slice_verdict && row->slice_verdict[0])
+        fprintf(out, "%-28s %-24s %-24s threads: %s\n", "", "", "", row->slice_verdict);
+}
+
+/* The verdicts in force for the planned rows, when nothing needed tuning. */
+static void print_current(const struct probe_row *plan, size_t n, const struct mpce_pins *p,
+                          const struct mpce_pins *sys, FILE *out)
+{
+    fprintf(out, "%-28s %-24s %-24s %s\n", "row", "winner", "runner-up", "verdict");
+    for (size_t i = 0; i < n; i++) {
+        const struct mpce_pins_row *row = mpce_pins_find_row(sys, plan[i].key);
+        if (!row)
+            row = mpce_pins_find_row(p, plan[i].key);
+        if (row)
+            print_row(row, out);
+    }
 }
 
 static void print_table(const struct mpce_pins *p, struct result *res, size_t n, FILE *out)
@@ -423,10 +455,64 @@ static void print_table(const struct mpce_pins *p, struct result *res, size_t n,
                     res[i].note[0] ? res[i].note : "not measured");
             continue;
         }
-        fprintf(out, "%-28s %-24s %-24s %s\n", row->key, row->winner[0] ? row->winner : "-",
-                row->runner_up[0] ? row->runner_up : "-", row->verdict);
-        if (row->slice_verdict && row->slice_verdict[0])
-            fprintf(out, "%-28s %-24s %-24s threads: %s\n", "", "", "", row->slice_verdict);
+        print_row(row, out);
+    }
+}
+
+/* A module blacklisted in a later row may have run (and won) in an earlier
+ * one: nowhere is it a candidate now. */
+static void drop_blacklisted(mpce_engine *e, const struct mpce_pins *kept, struct result *r)
+{
+    for (size_t k = 0; k < r->n_cands; k++) {
+        struct mpce_pins_cand *c = &r->cands[k];
+        const struct mpce_slot *s = mpce_registry_find(e, c->impl);
+        if (!s || (strcmp(c->status, "ok") != 0 && strcmp(c->status, "screened") != 0))
+            continue;
+        for (size_t b = 0; b < kept->n_blacklist; b++) {
+            if (strcmp(kept->blacklist[b].path, s->module->path) != 0)
+                continue;
+            char why[600];
+            snprintf(why, sizeof(why), "its module is blacklisted: %.500s",
+                     kept->blacklist[b].reason);
+            char *w = strdup(why), *st = strdup("failed");
+            if (!w || !st) {
+                free(w);
+                free(st);
+                break;
+            }
+            free(c->why);
+            free(c->status);
+            c->why = w;
+            c->status = st;
+            c->median = c->spread = 0;
+            break;
+        }
+    }
+}
+
+/* The gate for every row that was measured. */
+static void decide(mpce_engine *e, const struct mpce_pins *kept, struct result *res, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const struct probe_row *pr = res[i].row;
+        if (res[i].note[0] || (!res[i].measured && !res[i].done))
+            continue;
+        drop_blacklisted(e, kept, &res[i]);
+        const char *order[256];
+        size_t n_order = priority_order(e, pr, order, 256);
+        struct mpce_pins_row row = {.key = (char *)pr->key, .cands = res[i].cands,
+                                    .n_cands = res[i].n_cands};
+        char winner[64];
+        snprintf(winner, sizeof(winner), "%s", res[i].winner);
+        probe_gate(&row, order, n_order, res[i].winner, res[i].runner_up, res[i].verdict,
+                   sizeof(res[i].verdict));
+        /* A threshold measured for another winner says nothing of this one. */
+        if (res[i].measured && strcmp(winner, res[i].winner) != 0) {
+            res[i].slice_min = 0;
+            snprintf(res[i].slice_verdict, sizeof(res[i].slice_verdict), "not measured: the "
+                     "winner %.64s was blacklisted while its threshold was measured", winner);
+        }
+        res[i].measured = 1;
     }
 }
 
@@ -438,12 +524,13 @@ int probe_tune(mpce_engine *e, const struct probe_opts *o, const char *self)
         return 2;
     char dirs[2][4096], dir[4096] = "";
     size_t nd = mpce_selector_dirs(&e->cfg, dirs);
+    /* The system's directory, else the user's cache (private to the user). */
     for (size_t i = 0; i < nd && !dir[0]; i++)
-        if (writable_dir(dirs[i]))
+        if (writable_dir(dirs[i], i == 0 ? 0755 : 0700))
             snprintf(dir, sizeof(dir), "%s", dirs[i]);
     if (!dir[0]) {
-        fprintf(stderr, "mpcengine-probe: no writable pins directory (%s%s%s): set [tune] dir "
-                "in engine.conf, or run as a user with a cache directory\n", dirs[0],
+        fprintf(stderr, "mpcengine-probe: no pins directory this user can write or create "
+                "(%s%s%s): set [tune] dir in engine.conf to one, or run as root\n", dirs[0],
                 nd > 1 ? ", " : "", nd > 1 ? dirs[1] : "");
         free(plan);
         return 1;
@@ -457,25 +544,37 @@ int probe_tune(mpce_engine *e, const struct probe_opts *o, const char *self)
                 census_added);
     /* Bounded: an engine waiting on us has its own timeout; a person can
      * interrupt. */
-    int lock = mpce_pins_lock(dir, o->for_engine ? 120000u : 600000u, why, sizeof(why));
+    int lock = mpce_pins_lock(dir, 0, why, sizeof(why));
+    if (lock < 0) {
+        fprintf(stderr, "waiting for %s/%s: another tune is running\n", dir, MPCE_PINS_LOCK);
+        lock = mpce_pins_lock(dir, o->for_engine ? 120000u : 600000u, why, sizeof(why));
+    }
     if (lock < 0) {
         fprintf(stderr, "mpcengine-probe: %s\n", why);
         free(plan);
         return 1;
     }
-    struct mpce_pins pins;
-    memset(&pins, 0, sizeof(pins));
-    enum mpce_pins_read_result rr = mpce_pins_read(path, &pins, why, sizeof(why));
+    struct mpce_pins pins, sys;
+    enum mpce_pins_read_result rr =
+        mpce_selector_read(e, dir, &pins, path, sizeof(path), why, sizeof(why));
     if (rr == MPCE_PINS_READ_CORRUPT || rr == MPCE_PINS_READ_ERROR)
         fprintf(stderr, "mpcengine-probe: replacing %s: %s\n", path, why);
+    if (rr != MPCE_PINS_READ_OK)
+        mpce_pins_free(&pins);
     char cpu[512];
     mpce_signature_cpu(cpu, sizeof(cpu));
-    if (rr == MPCE_PINS_READ_OK &&
-        (strcmp(pins.cpu, cpu) != 0 || strcmp(pins.engine_version, mpce_version()) != 0)) {
-        fprintf(stderr, "mpcengine-probe: %s was measured on another CPU or engine version: "
-                "starting afresh\n", path);
+    if (rr == MPCE_PINS_READ_OK && !mpce_selector_header_current(e, &pins, why, sizeof(why))) {
+        fprintf(stderr, "mpcengine-probe: %s was %s: starting afresh\n", path, why);
         mpce_pins_free(&pins);
     }
+    /* Writing the user's file: rows the system's file has current need
+     * nothing (engines use the system's first). */
+    char sys_path[4200];
+    memset(&sys, 0, sizeof(sys));
+    if (strcmp(dir, dirs[0]) != 0 &&
+        mpce_selector_read(e, dirs[0], &sys, sys_path, sizeof(sys_path), why, sizeof(why)) !=
+            MPCE_PINS_READ_OK)
+        mpce_pins_free(&sys);
     /* Blacklist entries for files that changed since are forgotten. */
     struct mpce_pins kept;
     memset(&kept, 0, sizeof(kept));
@@ -495,7 +594,10 @@ int probe_tune(mpce_engine *e, const struct probe_opts *o, const char *self)
         add_skip(&ts, kept.blacklist[i].path);
     for (size_t i = 0; res && i < n_plan; i++) {
         const struct mpce_pins_row *old = mpce_pins_find_row(&pins, plan[i].key);
-        if (!o->force && old && mpce_selector_row_current(e, &pins, old, why, sizeof(why)))
+        const struct mpce_pins_row *in_sys = mpce_pins_find_row(&sys, plan[i].key);
+        if (!o->force &&
+            ((old && mpce_selector_row_current(e, &pins, old, why, sizeof(why))) ||
+             (in_sys && mpce_selector_row_current(e, &sys, in_sys, why, sizeof(why)))))
             continue;
         res[n++].row = &plan[i];
     }
@@ -508,6 +610,8 @@ int probe_tune(mpce_engine *e, const struct probe_opts *o, const char *self)
     if (n == 0) {
         fprintf(stderr, "pins in %s are current: nothing to tune (use --force to re-measure)\n",
                 path);
+        if (!o->for_engine)
+            print_current(plan, n_plan, &pins, &sys, stdout);
         goto out;
     }
     ts.n_total = n;
@@ -523,56 +627,18 @@ int probe_tune(mpce_engine *e, const struct probe_opts *o, const char *self)
                          res[i].row->key, res[i].cands[k].why);
                 blacklist(&ts, res[i].cands[k].impl, reason);
             }
-
-    /* A module blacklisted in a later row may have run (and won) in an
-     * earlier one: nowhere is it a candidate now. */
-    for (size_t i = 0; i < n; i++)
-        for (size_t k = 0; k < res[i].n_cands; k++) {
-            struct mpce_pins_cand *c = &res[i].cands[k];
-            const struct mpce_slot *s = slot_named(e, c->impl);
-            if (!s || strcmp(c->status, "ok") != 0)
-                continue;
-            for (size_t b = 0; b < kept.n_blacklist; b++)
-                if (strcmp(kept.blacklist[b].path, s->module->path) == 0) {
-                    char *why_b = malloc(strlen(kept.blacklist[b].reason) + 40);
-                    char *st = strdup("failed");
-                    if (!why_b || !st) {
-                        free(why_b);
-                        free(st);
-                        break;
-                    }
-                    sprintf(why_b, "its module is blacklisted: %s", kept.blacklist[b].reason);
-                    free(c->why);
-                    free(c->status);
-                    c->why = why_b;
-                    c->status = st;
-                    c->median = c->spread = 0;
-                    break;
-                }
-        }
-
-    /* The gate, for every row that was measured. */
-    for (size_t i = 0; i < n; i++) {
-        const struct probe_row *pr = res[i].row;
-        if (!res[i].done || res[i].note[0])
-            continue;
-        const char *order[256];
-        size_t n_order = priority_order(e, pr, order, 256);
-        struct mpce_pins_row row = {.key = (char *)pr->key, .cands = res[i].cands,
-                                    .n_cands = res[i].n_cands};
-        probe_gate(&row, order, n_order, res[i].winner, res[i].runner_up, res[i].verdict,
-                   sizeof(res[i].verdict));
-        res[i].measured = 1;
-    }
-    /* Then the pool's threshold for each large row's winner: the sizes
-     * where splitting pays reach down from the large class. */
+    decide(e, &kept, res, n);
+    /* Then, except in a quick tune, the pool's threshold for each large
+     * row's winner: the sizes where splitting pays reach down from the large
+     * class. A winner blacklisted there changes its rows' decisions. */
     size_t n_slices = 0;
     for (size_t i = 0; i < n; i++) {
         const struct mpce_slot *w = res[i].measured && res[i].winner[0]
-                                        ? slot_named(e, res[i].winner) : NULL;
+                                        ? mpce_registry_find(e, res[i].winner) : NULL;
         res[i].done = 1;
         if (w == NULL || res[i].row->size_class != MPCE_SIZE_CLASSES - 1u ||
-            (w->flags & MPCE_IMPL_ASYNC) || (w->memory & MPCE_MEM_DEVICE))
+            (w->flags & MPCE_IMPL_ASYNC) || (w->memory & MPCE_MEM_DEVICE) ||
+            strcmp(o->effort, "quick") == 0)
             continue;
         snprintf(res[i].slices_arg, sizeof(res[i].slices_arg), "%s=%s", res[i].row->key,
                  res[i].winner);
@@ -580,11 +646,14 @@ int probe_tune(mpce_engine *e, const struct probe_opts *o, const char *self)
         n_slices++;
     }
     if (n_slices) {
+        size_t blacklisted = kept.n_blacklist;
         ts.phase = "slices";
         ts.n_done = 0;
         ts.n_total = n_slices;
         fprintf(stderr, "measuring where threads pay for %zu winners\n", n_slices);
         run_rows(&ts, res, n);
+        if (kept.n_blacklist != blacklisted)
+            decide(e, &kept, res, n);
     }
 
     /* The new file: the old current rows, then this run's. */
@@ -592,7 +661,8 @@ int probe_tune(mpce_engine *e, const struct probe_opts *o, const char *self)
     utc_now(date, sizeof(date));
     struct mpce_pins out;
     memset(&out, 0, sizeof(out));
-    if (mpce_pins_set_header(&out, mpce_version(), date, o->effort, cpu) != 0)
+    if (mpce_pins_set_header(&out, mpce_version(), date, o->effort, cpu) != 0 ||
+        mpce_pins_set_policy(&out, mpce_selector_policy(e)) != 0)
         rc = 1;
     for (size_t i = 0; rc == 0 && i < e->n_modules; i++) {
         const struct mpce_module *m = e->modules[i];
@@ -647,6 +717,7 @@ out:
     free(res);
     mpce_pins_free(&kept);
     mpce_pins_free(&pins);
+    mpce_pins_free(&sys);
     free(plan);
     return rc;
 }

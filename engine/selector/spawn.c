@@ -1,0 +1,255 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Starting the probe helper for an engine. The helper detaches at once (its
+ * first process exits, so nothing is left to reap) and writes its progress
+ * to a pipe that is relayed to the engine's log: the library itself never
+ * writes to stderr. The wait is bounded by [tune] timeout, whatever the
+ * helper does; after it, the helper goes on alone and writes pins for the
+ * next process.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#if defined(__linux__)
+#include <sys/auxv.h>
+#endif
+
+#include "engine/selector/selector.h"
+
+extern char **environ;
+
+static long long now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Each reason to start nothing is logged once per process. */
+static void once(const mpce_engine *e, int *said, mpce_log_level level, const char *fmt,
+                 const char *a, const char *b)
+{
+    if (!__atomic_exchange_n(said, 1, __ATOMIC_RELAXED))
+        mpce_log(&e->log, level, NULL, fmt, a, b);
+}
+
+/* Whether dir exists and can be written, or could be created: the nearest
+ * existing ancestor can be written. */
+static int could_write(const char *dir)
+{
+    char path[4096];
+    snprintf(path, sizeof(path), "%s", dir);
+    for (;;) {
+        struct stat sb;
+        if (stat(path, &sb) == 0)
+            return S_ISDIR(sb.st_mode) && access(path, W_OK | X_OK) == 0;
+        char *slash = strrchr(path, '/');
+        if (slash == NULL || slash == path)
+            return access("/", W_OK | X_OK) == 0;
+        *slash = '\0';
+    }
+}
+
+/* Whether the helper may be run by this process, with the reason if not. */
+static int helper_ok(const mpce_engine *e, const char *helper, char *why, size_t len)
+{
+    struct stat sb;
+    if (stat(helper, &sb) != 0) {
+        snprintf(why, len, "%s: %s", helper, strerror(errno));
+        return 0;
+    }
+    if (!S_ISREG(sb.st_mode) || !(sb.st_mode & S_IXUSR)) {
+        snprintf(why, len, "%s is not an executable file", helper);
+        return 0;
+    }
+    if (e->cfg.privileged && (sb.st_uid != 0 || (sb.st_mode & (S_IWGRP | S_IWOTH)))) {
+        snprintf(why, len, "%s is not owned by root or is writable by others: a privileged "
+                 "process does not run it", helper);
+        return 0;
+    }
+    return 1;
+}
+
+/* One line of the helper's progress into the log. */
+static void log_line(const mpce_engine *e, const char *line)
+{
+    if (line[0])
+        mpce_log(&e->log, MPCE_LOG_INFO, NULL, "tune: %s", line);
+}
+
+/* Relay the helper's lines until it closes its end (0) or the deadline
+ * passes (1); reap its first process when it exits. */
+static int relay(const mpce_engine *e, int fd, pid_t first, int *reaped, long long deadline)
+{
+    char buf[4096];
+    size_t have = 0;
+    for (;;) {
+        if (!*reaped && waitpid(first, NULL, WNOHANG) == first)
+            *reaped = 1;
+        long long left = deadline - now_ms();
+        if (left <= 0)
+            return 1;
+        struct pollfd pfd = {.fd = fd, .events = POLLIN};
+        /* Wake at least every 100 ms to reap the first process. */
+        int r = poll(&pfd, 1, (int)(left < 100 ? left : 100));
+        if (r <= 0)
+            continue;
+        ssize_t got = read(fd, buf + have, sizeof(buf) - 1 - have);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            break;
+        have += (size_t)got;
+        buf[have] = '\0';
+        char *line = buf, *nl;
+        while ((nl = strchr(line, '\n')) != NULL) {
+            *nl = '\0';
+            log_line(e, line);
+            line = nl + 1;
+        }
+        have = strlen(line);
+        memmove(buf, line, have + 1);
+        if (have == sizeof(buf) - 1) {
+            log_line(e, buf);
+            have = 0;
+        }
+    }
+    buf[have] = '\0';
+    log_line(e, buf);
+    return 0;
+}
+
+int mpce_selector_spawn(mpce_engine *e, const mpce_options *opts, int force, unsigned wait_ms)
+{
+    static int said_helper, said_dir, said_secure;
+    const char *helper = e->cfg.tune.helper ? e->cfg.tune.helper : MPCE_PROBE_HELPER;
+    char why[4200];
+#if defined(__linux__)
+    if (getauxval(AT_SECURE)) {
+        /* A setuid/setgid process would run the helper with privileges it
+         * cannot write pins with anyway. */
+        once(e, &said_secure, MPCE_LOG_INFO, "%s%s", "a setuid or setgid process does not "
+             "start the probe helper: \"auto\" keeps priority order until `mpcengine tune` "
+             "runs as root", "");
+        return 0;
+    }
+#endif
+    if (!helper_ok(e, helper, why, sizeof(why))) {
+        once(e, &said_helper, MPCE_LOG_INFO, "no probe helper (%s): \"auto\" keeps priority "
+             "order until `mpcengine tune` runs%s", why, "");
+        return 0;
+    }
+    char dirs[2][4096];
+    size_t nd = mpce_selector_dirs(&e->cfg, dirs);
+    int writable = 0;
+    for (size_t i = 0; i < nd && !writable; i++)
+        writable = could_write(dirs[i]);
+    if (!writable) {
+        snprintf(why, sizeof(why), "%.2000s%s%.2000s", dirs[0], nd > 1 ? ", " : "",
+                 nd > 1 ? dirs[1] : "");
+        once(e, &said_dir, MPCE_LOG_WARNING, "no pins directory this process can write (%s): "
+             "\"auto\" keeps priority order; set [tune] dir in engine.conf to one it can, or "
+             "run `mpcengine tune` as a user who can%s", why, "");
+        return 0;
+    }
+
+    char flags[32];
+    snprintf(flags, sizeof(flags), "%u", opts ? opts->flags : 0u);
+    const char *argv[16];
+    size_t n = 0;
+    argv[n++] = helper;
+    argv[n++] = "tune";
+    argv[n++] = "--for-engine";
+    argv[n++] = "--effort";
+    argv[n++] = "quick";
+    argv[n++] = "--flags";
+    argv[n++] = flags;
+    if (force)
+        argv[n++] = "--force";
+    if (opts && opts->config_path) {
+        argv[n++] = "--config";
+        argv[n++] = opts->config_path;
+    }
+    if (opts && opts->plugin_path) {
+        argv[n++] = "--plugin-path";
+        argv[n++] = opts->plugin_path;
+    }
+    argv[n] = NULL;
+
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0) {
+        mpce_log(&e->log, MPCE_LOG_WARNING, NULL, "cannot start the probe helper: pipe: %s",
+                 strerror(errno));
+        return 0;
+    }
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
+#ifdef HAVE_POSIX_SPAWN_FILE_ACTIONS_ADDCLOSEFROM_NP
+    posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+#endif
+    /* The application's signal mask and dispositions are its own. */
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    sigset_t none, all;
+    sigemptyset(&none);
+    sigfillset(&all);
+    posix_spawnattr_setsigmask(&attr, &none);
+    posix_spawnattr_setsigdefault(&attr, &all);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    pid_t pid;
+    int rc = posix_spawn(&pid, helper, &fa, &attr, (char *const *)argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&attr);
+    close(fds[1]);
+    if (rc != 0) {
+        close(fds[0]);
+        mpce_log(&e->log, MPCE_LOG_WARNING, NULL, "cannot start the probe helper %s: %s",
+                 helper, strerror(rc));
+        return 0;
+    }
+    int reaped = 0, done = 0;
+    if (wait_ms > 0) {
+        done = !relay(e, fds[0], pid, &reaped, now_ms() + wait_ms);
+        if (!done)
+            mpce_log(&e->log, MPCE_LOG_INFO, NULL,
+                     "the tune did not finish within [tune] timeout = %.1f s: \"auto\" keeps "
+                     "priority order in this process; the helper goes on and writes pins "
+                     "for the next one", wait_ms / 1000.0);
+    } else {
+        mpce_log(&e->log, MPCE_LOG_INFO, NULL, "tuning in the background (%s): \"auto\" keeps "
+                 "priority order in this process",
+                 e->cfg.tune.mode == MPCE_TUNE_BACKGROUND ? "[tune] mode = background"
+                                                          : "[tune] timeout = 0");
+    }
+    close(fds[0]);
+    /* The first process only detaches: it exits at once. One that has not
+     * by now is stuck before detaching and is stopped, never left a zombie. */
+    if (!reaped && waitpid(pid, NULL, WNOHANG) != pid) {
+        long long until = now_ms() + 200;
+        while (!reaped && now_ms() < until) {
+            struct timespec ms = {0, 10000000};
+            nanosleep(&ms, NULL);
+            reaped = waitpid(pid, NULL, WNOHANG) == pid;
+        }
+        if (!reaped) {
+            kill(pid, SIGKILL);
+            while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+                ;
+        }
+    }
+    return done;
+}
