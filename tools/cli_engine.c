@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "engine/internal.h"
 #include "tools/cli.h"
 #include "tools/cli_engine.h"
 
@@ -83,6 +84,16 @@ int cli_engine_start_flags(const struct cli_cmd *cmd, unsigned flags)
     if (st != MPCE_OK)
         return cli_engine_fail(cmd, st);
     started = 1;
+    return 0;
+}
+
+int cli_engine_untuned(const struct cli_cmd *cmd, mpce_engine **e)
+{
+    int rc = cli_engine_start_flags(cmd, MPCE_OPT_NO_TUNE);
+    if (rc != 0)
+        return rc;
+    if (mpce_engine_acquire(NULL, e) != MPCE_OK)
+        return cli_engine_fail(cmd, MPCE_ERR_STATE);
     return 0;
 }
 

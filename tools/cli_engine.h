@@ -13,8 +13,14 @@
  * stderr (MPCENGINE_LOG sets the level). Returns 0, or CLI_EXIT_ENGINE with
  * the message printed. */
 int cli_engine_start(const struct cli_cmd *cmd);
-/* The same with MPCE_OPT_* flags (tune and pins start without tuning). */
+/* The same with MPCE_OPT_* flags. */
 int cli_engine_start_flags(const struct cli_cmd *cmd, unsigned flags);
+
+struct mpce_engine;
+/* For the selector's commands (tune, pins): the global engine, started
+ * without tuning, with a reference the caller drops (mpce_engine_unref) to
+ * reach its configuration. 0, or the exit status with the message printed. */
+int cli_engine_untuned(const struct cli_cmd *cmd, struct mpce_engine **e);
 
 /* --plugin-path with every relative entry made absolute against the working
  * directory (the library takes absolute directories only), or NULL when the

@@ -75,31 +75,6 @@ struct out {
     const char *plot; /* --plot FILE, for the first line */
 };
 
-/* "model name" of /proc/cpuinfo, or "unknown". */
-static void cpu_model(char *buf, size_t len)
-{
-    snprintf(buf, len, "unknown");
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    if (!f)
-        return;
-    char line[512];
-    while (fgets(line, sizeof(line), f)) {
-        if (strncmp(line, "model name", 10) != 0)
-            continue;
-        const char *v = strchr(line, ':');
-        if (!v)
-            continue;
-        v++;
-        while (*v == ' ' || *v == '\t')
-            v++;
-        size_t n = strcspn(v, "\n");
-        if (n)
-            snprintf(buf, len, "%.*s", (int)n, v);
-        break;
-    }
-    fclose(f);
-}
-
 static const struct {
     double scale;
     const char *unit;
@@ -183,7 +158,7 @@ static void on_start(size_t rows, void *arg)
 {
     struct out *o = arg;
     char cpu[256];
-    cpu_model(cpu, sizeof(cpu));
+    mpce_bench_cpu_model(cpu, sizeof(cpu));
     o->started = 1;
     FILE *first = o->json ? stderr : stdout;
     fprintf(first, "bench: %zu row%s, CPU %s%s%s\n", rows, rows == 1 ? "" : "s", cpu,

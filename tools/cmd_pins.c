@@ -139,12 +139,9 @@ int cmd_pins(int argc, char **argv)
     if (cli_value(&cmd, "impl") != NULL || (!!exp + !!imp + clear) > 1)
         return cli_fail(&cmd, CLI_EXIT_USAGE, "use at most one of --clear, --export and "
                         "--import (and no --impl)");
-    rc = cli_engine_start_flags(&cmd, MPCE_OPT_NO_TUNE);
-    if (rc != 0)
-        return rc;
     mpce_engine *e;
-    if (mpce_engine_acquire(NULL, &e) != MPCE_OK)
-        return cli_engine_fail(&cmd, MPCE_ERR_STATE);
+    if ((rc = cli_engine_untuned(&cmd, &e)) != 0)
+        return rc;
     char dirs[2][4096], path[4200], why[1024];
     size_t n = mpce_selector_dirs(&e->cfg, dirs);
     rc = CLI_EXIT_OK;

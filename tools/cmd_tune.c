@@ -46,12 +46,9 @@ int cmd_tune(int argc, char **argv)
         return cli_parse_exit(rc);
     if (cli_value(&cmd, "impl") != NULL)
         return cli_fail(&cmd, CLI_EXIT_USAGE, "--impl: tune measures every implementation");
-    rc = cli_engine_start_flags(&cmd, MPCE_OPT_NO_TUNE);
-    if (rc != 0)
-        return rc;
     mpce_engine *e;
-    if (mpce_engine_acquire(NULL, &e) != MPCE_OK)
-        return cli_engine_fail(&cmd, MPCE_ERR_STATE);
+    if ((rc = cli_engine_untuned(&cmd, &e)) != 0)
+        return rc;
     char helper[4096];
     snprintf(helper, sizeof(helper), "%s", e->cfg.tune.helper ? e->cfg.tune.helper
                                                               : MPCE_PROBE_HELPER);

@@ -133,6 +133,10 @@ mpce_status mpce_config_load(struct mpce_config *cfg, const mpce_options *opts,
 
 void mpce_config_free(struct mpce_config *cfg);
 
+/* getenv, but NULL in a setuid/setgid process (secure_getenv where there is
+ * one): for variables that are not overrides, such as HOME. */
+const char *mpce_secure_getenv(const char *name);
+
 /* An environment variable under the engine's rules: NULL for root and
  * setuid/setgid processes and with MPCE_OPT_NO_ENV. */
 const char *mpce_config_env(const struct mpce_config *cfg, const char *name);

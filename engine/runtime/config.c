@@ -30,7 +30,7 @@
 /* Larger files are not configuration; refusing them bounds the line scan. */
 #define CONFIG_MAX_BYTES (1u << 20)
 
-static const char *env_get(const char *name)
+const char *mpce_secure_getenv(const char *name)
 {
 #ifdef HAVE_SECURE_GETENV
     return secure_getenv(name);
@@ -974,8 +974,8 @@ static mpce_status parse_force(struct mpce_config *cfg, const char *value)
 static mpce_status read_user_config(struct mpce_config *cfg)
 {
     char path[4096];
-    const char *xdg = env_get("XDG_CONFIG_HOME");
-    const char *home = env_get("HOME");
+    const char *xdg = mpce_secure_getenv("XDG_CONFIG_HOME");
+    const char *home = mpce_secure_getenv("HOME");
     if (xdg && xdg[0] == '/')
         snprintf(path, sizeof(path), "%s/mpcengine/engine.conf", xdg);
     else if (home && home[0] == '/')
@@ -1028,7 +1028,7 @@ static const char *const env_names[] = {"MPCENGINE_CONF", "MPCENGINE_PLUGIN_PATH
 
 const char *mpce_config_env(const struct mpce_config *cfg, const char *name)
 {
-    return cfg->use_env ? env_get(name) : NULL;
+    return cfg->use_env ? mpce_secure_getenv(name) : NULL;
 }
 
 /* The defaults, so that every key mpce_config_info shows has a source. */
@@ -1079,7 +1079,7 @@ mpce_status mpce_config_load(struct mpce_config *cfg, const mpce_options *opts,
     if (!(flags & MPCE_OPT_NO_SYSTEM_CONFIG))
         st = mpce_config_read_dir(cfg, MPCE_SNIPPETDIR);
 
-    const char *env_conf = use_env ? env_get("MPCENGINE_CONF") : NULL;
+    const char *env_conf = use_env ? mpce_secure_getenv("MPCENGINE_CONF") : NULL;
     if (st == MPCE_OK) {
         if (config_path)
             st = mpce_config_read_file(cfg, config_path, MPCE_CONF_REQUIRED,
@@ -1098,7 +1098,7 @@ mpce_status mpce_config_load(struct mpce_config *cfg, const mpce_options *opts,
         st = read_user_config(cfg);
 
     if (st == MPCE_OK && use_env) {
-        const char *pp = env_get("MPCENGINE_PLUGIN_PATH");
+        const char *pp = mpce_secure_getenv("MPCENGINE_PLUGIN_PATH");
         if (pp) {
             char where[1100];
             snprintf(where, sizeof(where), "MPCENGINE_PLUGIN_PATH=%.1000s", pp);
@@ -1106,7 +1106,7 @@ mpce_status mpce_config_load(struct mpce_config *cfg, const mpce_options *opts,
             if (st == MPCE_OK)
                 st = remember_setting(cfg, "engine", "plugin_path", pp, "MPCENGINE_PLUGIN_PATH");
         }
-        const char *force = env_get("MPCENGINE_FORCE");
+        const char *force = mpce_secure_getenv("MPCENGINE_FORCE");
         if (st == MPCE_OK && force && *force)
             st = parse_force(cfg, force);
     }

@@ -24,15 +24,6 @@
     (((size_t)(op) * MPCE_VARIANTS + (v)) * MPCE_SIZE_CLASSES + (sc))
 #define N_ROWS ((size_t)MPCE_OP_COUNT * MPCE_VARIANTS * MPCE_SIZE_CLASSES)
 
-static const char *env_get(const char *name)
-{
-#ifdef HAVE_SECURE_GETENV
-    return secure_getenv(name);
-#else
-    return getenv(name);
-#endif
-}
-
 size_t mpce_selector_dirs(const struct mpce_config *cfg, char dirs[2][4096])
 {
     if (cfg->tune.dir) {
@@ -45,8 +36,8 @@ size_t mpce_selector_dirs(const struct mpce_config *cfg, char dirs[2][4096])
     /* XDG_CACHE_HOME and HOME say where the user's cache is, not how the
      * engine behaves: MPCE_OPT_NO_ENV (MPCENGINE_* overrides) leaves them be,
      * so that an application and `mpcengine tune` agree on the directory. */
-    const char *xdg = env_get("XDG_CACHE_HOME");
-    const char *home = env_get("HOME");
+    const char *xdg = mpce_secure_getenv("XDG_CACHE_HOME");
+    const char *home = mpce_secure_getenv("HOME");
     if (!home || home[0] != '/') {
         const struct passwd *pw = getpwuid(getuid());
         home = pw ? pw->pw_dir : NULL;

@@ -132,6 +132,20 @@ enum mpce_pins_read_result mpce_selector_read(const mpce_engine *e, const char *
 
 /* ---- the probe helper (spawn.c) ---------------------------------------------------- */
 
+/* Lines from a pipe as they come: a helper's progress, a worker's results. */
+struct mpce_lines {
+    char buf[8192];
+    size_t have;
+};
+typedef void (*mpce_line_fn)(void *arg, char *line);
+/*
+ * One read from fd; fn gets each complete line (a line longer than the
+ * buffer comes in pieces). Returns what read() did: > 0, 0 at end of file
+ * (a last unterminated line is passed first), < 0 on error (errno; EINTR:
+ * call again).
+ */
+ssize_t mpce_lines_read(struct mpce_lines *l, int fd, mpce_line_fn fn, void *arg);
+
 /*
  * Start the helper for e: `mpcengine-probe tune --for-engine` detaches at
  * once and writes its progress to a pipe, which is relayed to e's log for at

@@ -81,19 +81,41 @@ static int helper_ok(const mpce_engine *e, const char *helper, char *why, size_t
     return 1;
 }
 
-/* One line of the helper's progress into the log. */
-static void log_line(const mpce_engine *e, const char *line)
+ssize_t mpce_lines_read(struct mpce_lines *l, int fd, mpce_line_fn fn, void *arg)
 {
+    ssize_t got = read(fd, l->buf + l->have, sizeof(l->buf) - 1 - l->have);
+    if (got < 0)
+        return got;
+    l->have += (size_t)got;
+    l->buf[l->have] = '\0';
+    char *line = l->buf, *nl;
+    while ((nl = strchr(line, '\n')) != NULL) {
+        *nl = '\0';
+        fn(arg, line);
+        line = nl + 1;
+    }
+    l->have = strlen(line);
+    memmove(l->buf, line, l->have + 1);
+    if (l->have == sizeof(l->buf) - 1 || (got == 0 && l->have)) {
+        fn(arg, l->buf);
+        l->have = 0;
+    }
+    return got;
+}
+
+/* One line of the helper's progress into the log. */
+static void log_line(void *arg, char *line)
+{
+    const mpce_engine *e = arg;
     if (line[0])
         mpce_log(&e->log, MPCE_LOG_INFO, NULL, "tune: %s", line);
 }
 
 /* Relay the helper's lines until it closes its end (0) or the deadline
  * passes (1); reap its first process when it exits. */
-static int relay(const mpce_engine *e, int fd, pid_t first, int *reaped, long long deadline)
+static int relay(mpce_engine *e, int fd, pid_t first, int *reaped, long long deadline)
 {
-    char buf[4096];
-    size_t have = 0;
+    struct mpce_lines lines = {.have = 0};
     for (;;) {
         if (!*reaped && waitpid(first, NULL, WNOHANG) == first)
             *reaped = 1;
@@ -105,29 +127,12 @@ static int relay(const mpce_engine *e, int fd, pid_t first, int *reaped, long lo
         int r = poll(&pfd, 1, (int)(left < 100 ? left : 100));
         if (r <= 0)
             continue;
-        ssize_t got = read(fd, buf + have, sizeof(buf) - 1 - have);
+        ssize_t got = mpce_lines_read(&lines, fd, log_line, e);
         if (got < 0 && errno == EINTR)
             continue;
         if (got <= 0)
-            break;
-        have += (size_t)got;
-        buf[have] = '\0';
-        char *line = buf, *nl;
-        while ((nl = strchr(line, '\n')) != NULL) {
-            *nl = '\0';
-            log_line(e, line);
-            line = nl + 1;
-        }
-        have = strlen(line);
-        memmove(buf, line, have + 1);
-        if (have == sizeof(buf) - 1) {
-            log_line(e, buf);
-            have = 0;
-        }
+            return 0;
     }
-    buf[have] = '\0';
-    log_line(e, buf);
-    return 0;
 }
 
 int mpce_selector_spawn(mpce_engine *e, const mpce_options *opts, int force, unsigned wait_ms)

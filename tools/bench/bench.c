@@ -537,3 +537,28 @@ mpce_status mpce_bench_run(mpce_engine *engine, const mpce_bench_options *opts,
     mpce_engine_unref(e);
     return st;
 }
+
+void mpce_bench_cpu_model(char *buf, size_t len)
+{
+
+    snprintf(buf, len, "unknown CPU");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f)
+        return;
+    char line[512];
+    while (fgets(line, sizeof(line), f)) {
+        if (strncmp(line, "model name", 10) != 0)
+            continue;
+        const char *v = strchr(line, ':');
+        if (!v)
+            continue;
+        v++;
+        while (*v == ' ' || *v == '\t')
+            v++;
+        size_t n = strcspn(v, "\n");
+        if (n)
+            snprintf(buf, len, "%.*s", (int)n, v);
+        break;
+    }
+    fclose(f);
+}

@@ -92,6 +92,10 @@ struct mpce_bench_timing {
     void *on_enter_arg;
 };
 
+/* The "model name" of /proc/cpuinfo, or "unknown CPU": every figure is
+ * printed with the CPU it was measured on. */
+void mpce_bench_cpu_model(char *buf, size_t len);
+
 /* CLOCK_MONOTONIC in seconds. */
 double mpce_bench_now(void);
 

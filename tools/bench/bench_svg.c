@@ -660,36 +660,11 @@ static void panel(FILE *fp, const struct panel *pn)
     fputs("</g>\n", fp);
 }
 
-/* "model name" of /proc/cpuinfo, or "unknown CPU". */
-static void cpu_model(char *buf, size_t len)
-{
-    snprintf(buf, len, "unknown CPU");
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    if (!f)
-        return;
-    char line[512];
-    while (fgets(line, sizeof(line), f)) {
-        if (strncmp(line, "model name", 10) != 0)
-            continue;
-        const char *v = strchr(line, ':');
-        if (!v)
-            continue;
-        v++;
-        while (*v == ' ' || *v == '\t')
-            v++;
-        size_t n = strcspn(v, "\n");
-        if (n)
-            snprintf(buf, len, "%.*s", (int)n, v);
-        break;
-    }
-    fclose(f);
-}
-
 /* The document's title and what every panel shows. */
 static void heading(FILE *fp, const struct mpce_bench_plot *p)
 {
     char cpu[256], date[64];
-    cpu_model(cpu, sizeof(cpu));
+    mpce_bench_cpu_model(cpu, sizeof(cpu));
     time_t now = time(NULL);
     struct tm tm;
     if (localtime_r(&now, &tm))

@@ -221,10 +221,23 @@ static pid_t spawn_worker(struct tune_state *ts, struct result *res, size_t from
     return pid;
 }
 
+/* Where a worker's lines go. */
+struct take {
+    struct tune_state *ts;
+    struct result *res;
+    size_t n;
+    char entered[96];               /* the candidate called last */
+};
+
 /* Parse one protocol line; the row it finished, if any, becomes done. */
-static void take_line(struct tune_state *ts, struct result *res, size_t n, char *line,
-                      char *entered, size_t elen)
+static void take_line(void *arg, char *line)
 {
+    struct take *t = arg;
+    struct tune_state *ts = t->ts;
+    struct result *res = t->res;
+    size_t n = t->n;
+    char *entered = t->entered;
+    const size_t elen = sizeof(t->entered);
     char key[96], impl[96], status[16];
     double med, mn, mx;
     int pos = 0;
@@ -284,8 +297,8 @@ static void run_rows(struct tune_state *ts, struct result *res, size_t n)
                          ts->self, strerror(errno));
             return;
         }
-        char buf[8192], entered[96] = "";
-        size_t have = 0;
+        struct take take = {.ts = ts, .res = res, .n = n, .entered = ""};
+        struct mpce_lines lines = {.have = 0};
         long long deadline = now_ms() + budget_ms;
         int hung = 0;
         for (;;) {
@@ -300,25 +313,14 @@ static void run_rows(struct tune_state *ts, struct result *res, size_t n)
                 break;
             if (r <= 0)
                 continue;
-            ssize_t got = read(fd, buf + have, sizeof(buf) - 1 - have);
+            ssize_t got = mpce_lines_read(&lines, fd, take_line, &take);
             if (got < 0 && errno == EINTR)
                 continue;
             if (got <= 0)
                 break;
             deadline = now_ms() + budget_ms;
-            have += (size_t)got;
-            buf[have] = '\0';
-            char *line = buf, *nl;
-            while ((nl = strchr(line, '\n')) != NULL) {
-                *nl = '\0';
-                take_line(ts, res, n, line, entered, sizeof(entered));
-                line = nl + 1;
-            }
-            have = strlen(line);
-            memmove(buf, line, have + 1);
-            if (have == sizeof(buf) - 1)
-                have = 0; /* a line this long is not the protocol's */
         }
+        const char *entered = take.entered;
         if (hung)
             kill(pid, SIGKILL);
         close(fd);
