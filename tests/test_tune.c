@@ -914,6 +914,127 @@ static void test_unmeasured_accelerator_keeps_its_place(void)
     teardown();
 }
 
+/* ---- the system's and the user's files ---------------------------------------------------------- */
+
+/* A pins file at path for engine e whose rows name their winner (an ok
+ * candidate beside prg-soft-bitslice) and the plugins that took part. */
+struct row_spec {
+    const char *key, *winner;
+    int without_module;             /* leave the test module out: the row is stale */
+};
+
+static void write_rows(mpce_engine *e, const char *dirpath, const struct row_spec *rows, size_t n)
+{
+    struct mpce_pins p;
+    memset(&p, 0, sizeof(p));
+    char cpu[512], devices[512], path[4400], why[512];
+    mpce_signature_cpu(cpu, sizeof(cpu));
+    CU_ASSERT_FATAL(mpce_pins_set_header(&p, mpce_version(), "2026-11-30T00:00:00Z", "quick",
+                                         cpu) == 0);
+    CU_ASSERT_FATAL(mpce_pins_set_policy(&p, mpce_selector_policy(e)) == 0);
+    for (size_t i = 0; i < e->n_modules; i++) {
+        struct mpce_pins_module rec;
+        mpce_selector_module_record(e, e->modules[i], &rec, devices, sizeof(devices));
+        CU_ASSERT_FATAL(mpce_pins_add_module(&p, &rec) == 0);
+    }
+    for (size_t i = 0; i < n; i++) {
+        char *plugins[] = {"soft", "tunelarge"};
+        struct mpce_pins_cand cands[] = {
+            {.impl = "prg-tune-large", .status = "ok", .median = 1e-6, .why = ""},
+            {.impl = "prg-soft-bitslice", .status = "ok", .median = 2e-6, .why = ""},
+        };
+        struct mpce_pins_row row = {.key = (char *)rows[i].key, .shape = "-",
+                                    .winner = (char *)rows[i].winner, .runner_up = "",
+                                    .verdict = "written by the test", .plugins = plugins,
+                                    .n_plugins = rows[i].without_module ? 1 : 2,
+                                    .cands = cands, .n_cands = 2};
+        CU_ASSERT_FATAL(mpce_pins_add_row(&p, &row) == 0);
+    }
+    snprintf(path, sizeof(path), "%s/%s", dirpath, MPCE_PINS_FILE);
+    CU_ASSERT_FATAL(mpce_pins_write(path, &p, why, sizeof(why)) == 0);
+    mpce_pins_free(&p);
+}
+
+struct two_dirs {
+    char sys[4200], cache[4200], conf[4300];
+};
+
+/* As an unprivileged user (root reads the system's file only). */
+static int check_two_files(void *arg)
+{
+    const struct two_dirs *d = arg;
+    char xdg[4300];
+    snprintf(xdg, sizeof(xdg), "%s", d->cache);
+    *strrchr(xdg, '/') = '\0'; /* XDG_CACHE_HOME: the directory above mpcengine/ */
+    setenv("XDG_CACHE_HOME", xdg, 1);
+    mpce_selector_system_dir_override = d->sys;
+    mpce_options opts = {.struct_size = sizeof(opts), .config_path = d->conf,
+                         .plugin_path = TUNE_DIR "/large",
+                         .flags = MPCE_OPT_NO_USER_CONFIG | MPCE_OPT_NO_ENV};
+    mpce_engine *e;
+    if (mpce_engine_new(&opts, &e) != MPCE_OK) {
+        printf("engine: %s\n", mpce_last_error());
+        return 1;
+    }
+    int bad = 0;
+    const mpce_route_info *r;
+    size_t n;
+    if (mpce_routes(e, &r, &n) != MPCE_OK)
+        return 1;
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(r[i].op, "prg.ecb") != 0)
+            continue;
+        /* large: stale in the system's file, current in the user's: the user's.
+         * medium: current in both: the system's. small: the system's alone. */
+        const char *want = strcmp(r[i].size_class, "small") == 0 ? "prg-tune-large"
+                           : strcmp(r[i].size_class, "medium") == 0 ? "prg-tune-large"
+                           : strcmp(r[i].size_class, "large") == 0 ? "prg-tune-large"
+                                                                   : "prg-soft-bitslice";
+        const char *from = strcmp(r[i].size_class, "large") == 0 ? d->cache : d->sys;
+        if (strcmp(r[i].impl, want) != 0 ||
+            (strcmp(r[i].size_class, "tiny") != 0 && strstr(r[i].source, from) == NULL)) {
+            printf("prg.ecb.%s: %s from %s, wanted %s from %s\n", r[i].size_class, r[i].impl,
+                   r[i].source, want, from);
+            bad = 1;
+        }
+    }
+    mpce_engine_free(e);
+    return bad;
+}
+
+static void test_system_and_user_files_merge_per_row(void)
+{
+    setup("auto");
+    struct two_dirs d;
+    snprintf(d.sys, sizeof(d.sys), "%s/sys", dir);
+    snprintf(d.cache, sizeof(d.cache), "%s/cache/mpcengine", dir);
+    snprintf(d.conf, sizeof(d.conf), "%s/user.conf", dir);
+    char cache_top[4300];
+    snprintf(cache_top, sizeof(cache_top), "%s/cache", dir);
+    CU_ASSERT_FATAL(chmod(dir, 0755) == 0);
+    CU_ASSERT_FATAL(mkdir(d.sys, 0755) == 0 && mkdir(cache_top, 0755) == 0 &&
+                    mkdir(d.cache, 0755) == 0);
+    char text[4400];
+    snprintf(text, sizeof(text), "[engine]\nuser_config = no\n[tune]\nmode = auto\n"
+             "helper = %s/no-such-helper\n", dir);
+    tu_write_text(d.conf, text, 0644);
+    mpce_engine *e = engine(TUNE_DIR "/large", MPCE_OPT_NO_TUNE, NULL);
+    const struct row_spec sys_rows[] = {
+        {"prg.ecb.small", "prg-tune-large", 0},
+        {"prg.ecb.medium", "prg-tune-large", 0},
+        {"prg.ecb.large", "prg-soft-bitslice", 1},
+    };
+    const struct row_spec user_rows[] = {
+        {"prg.ecb.medium", "prg-soft-bitslice", 0},
+        {"prg.ecb.large", "prg-tune-large", 0},
+    };
+    write_rows(e, d.sys, sys_rows, 3);
+    write_rows(e, d.cache, user_rows, 2);
+    mpce_engine_free(e);
+    CU_ASSERT(tu_unprivileged(check_two_files, &d) == 0);
+    teardown();
+}
+
 /* ---- the census ----------------------------------------------------------------------------- */
 
 static void test_census_tunes_called_classes_first(void)
@@ -1002,6 +1123,8 @@ int main(void)
          test_pins_cannot_override_policy},
         {"an accelerator the tuner cannot time keeps its place",
          test_unmeasured_accelerator_keeps_its_place},
+        {"the system's and the user's pins merge per row",
+         test_system_and_user_files_merge_per_row},
         {"the census adds and orders the classes applications call",
          test_census_tunes_called_classes_first},
         {"[tune] values are checked", test_tune_config_errors},

@@ -24,13 +24,17 @@
     (((size_t)(op) * MPCE_VARIANTS + (v)) * MPCE_SIZE_CLASSES + (sc))
 #define N_ROWS ((size_t)MPCE_OP_COUNT * MPCE_VARIANTS * MPCE_SIZE_CLASSES)
 
+const char *mpce_selector_system_dir_override;
+
 size_t mpce_selector_dirs(const struct mpce_config *cfg, char dirs[2][4096])
 {
     if (cfg->tune.dir) {
         snprintf(dirs[0], 4096, "%s", cfg->tune.dir);
         return 1;
     }
-    snprintf(dirs[0], 4096, "%s", MPCE_PINSDIR);
+    snprintf(dirs[0], 4096, "%s",
+             mpce_selector_system_dir_override ? mpce_selector_system_dir_override
+                                               : MPCE_PINSDIR);
     if (cfg->privileged)
         return 1;
     /* XDG_CACHE_HOME and HOME say where the user's cache is, not how the

@@ -102,6 +102,8 @@ int mpce_census_read(const char *dir, struct mpce_census_entry **out, size_t *co
 
 /* The pins directories in the order they are read: [tune] dir alone, else the
  * system's and (unprivileged only) the user's cache. Returns how many. */
+/* Tests set this to stand for the compiled-in system directory. */
+extern const char *mpce_selector_system_dir_override;
 size_t mpce_selector_dirs(const struct mpce_config *cfg, char dirs[2][4096]);
 
 /*
