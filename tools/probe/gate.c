@@ -55,7 +55,13 @@ void probe_gate(struct mpce_pins_row *row, const char *const *order, size_t n_or
         def = fast; /* the default did not run here: the fastest stands in */
     const struct mpce_pins_cand *win = def, *next = fastest(row, def);
     const double spread = def->spread;
-    if (next == NULL) {
+    size_t screened = 0;
+    for (size_t i = 0; i < row->n_cands; i++)
+        screened += strcmp(row->cands[i].status, "screened") == 0;
+    if (next == NULL && screened) {
+        snprintf(verdict, len, "%s is the only candidate left: %zu more %s over 3x behind it",
+                 def->impl, screened, screened == 1 ? "was" : "were");
+    } else if (next == NULL) {
         snprintf(verdict, len, "%s is the only candidate that ran correctly", def->impl);
     } else if (fast == def) {
         snprintf(verdict, len, "default %s is fastest; %s is %.1f %% slower", def->impl,

@@ -461,6 +461,65 @@ static void print_table(const struct mpce_pins *p, struct result *res, size_t n,
     }
 }
 
+/* A candidate's result in a second, independent measurement of its row. */
+static const struct mpce_pins_cand *cand_in(const struct result *r, const char *impl)
+{
+    for (size_t k = 0; k < r->n_cands; k++)
+        if (strcmp(r->cands[k].impl, impl) == 0)
+            return &r->cands[k];
+    return NULL;
+}
+
+/*
+ * Every row measured again, in new worker processes (new buffers, new
+ * layout): a row's order can hinge on where its buffers landed, and the
+ * spread within one run does not show that. Each ok candidate then keeps
+ * the mean of its two medians and, as its spread, the larger of its own
+ * spreads and of the gap between the two runs; so a challenger must beat
+ * the default by more than the run-to-run difference too. A candidate that
+ * went wrong, crashed or hung in the second run takes that result.
+ */
+static int replicate(struct tune_state *ts, struct result *res, size_t n)
+{
+    struct result *again = calloc(n, sizeof(*again));
+    if (!again)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        again[i].row = res[i].row;
+        again[i].done = res[i].done && res[i].note[0]; /* nothing to repeat */
+    }
+    ts->n_done = 0;
+    fprintf(stderr, "measuring every row again, in new processes\n");
+    run_rows(ts, again, n);
+    for (size_t i = 0; i < n; i++) {
+        struct result *r = &res[i];
+        if (again[i].note[0] && !r->note[0])
+            snprintf(r->note, sizeof(r->note), "%s", again[i].note);
+        for (size_t k = 0; k < r->n_cands; k++) {
+            struct mpce_pins_cand *c = &r->cands[k];
+            const struct mpce_pins_cand *c2 = cand_in(&again[i], c->impl);
+            if (!c2 || strcmp(c->status, "ok") != 0)
+                continue;
+            if (strcmp(c2->status, "ok") == 0) {
+                double mean = (c->median + c2->median) / 2;
+                double gap = mean > 0 ? (c->median > c2->median ? c->median - c2->median
+                                                                : c2->median - c->median) /
+                                            mean
+                                      : 0;
+                c->spread = c->spread > c2->spread ? c->spread : c2->spread;
+                c->spread = c->spread > gap ? c->spread : gap;
+                c->median = mean;
+            } else if (strcmp(c2->status, "screened") != 0) {
+                add_cand(r, c2->impl, c2->status, 0, 0, c2->why);
+                k--; /* add_cand replaced c with the last candidate */
+            }
+        }
+        clear_cands(&again[i], 0);
+    }
+    free(again);
+    return 0;
+}
+
 /* A module blacklisted in a later row may have run (and won) in an earlier
  * one: nowhere is it a candidate now. */
 static void drop_blacklisted(mpce_engine *e, const struct mpce_pins *kept, struct result *r)
@@ -619,6 +678,11 @@ int probe_tune(mpce_engine *e, const struct probe_opts *o, const char *self)
     ts.n_total = n;
     fprintf(stderr, "tuning %zu rows (%s effort) into %s\n", n, o->effort, path);
     run_rows(&ts, res, n);
+    if (strcmp(o->effort, "quick") != 0 && replicate(&ts, res, n) != 0) {
+        fprintf(stderr, "mpcengine-probe: out of memory\n");
+        rc = 1;
+        goto out;
+    }
 
     /* Wrong answers: the module goes on the blacklist too. */
     for (size_t i = 0; i < n; i++)
