@@ -46,6 +46,13 @@ int cmd_tune(int argc, char **argv)
         return cli_parse_exit(rc);
     if (cli_value(&cmd, "impl") != NULL)
         return cli_fail(&cmd, CLI_EXIT_USAGE, "--impl: tune measures every implementation");
+    const char *effort = cli_value(&cmd, "effort"), *prim = cli_value(&cmd, "primitive");
+    if (effort && strcmp(effort, "quick") && strcmp(effort, "measure") && strcmp(effort, "patient"))
+        return cli_fail(&cmd, CLI_EXIT_USAGE, "--effort %s: use quick, measure or patient",
+                        effort);
+    if (prim && strcmp(prim, "prg") && strcmp(prim, "ntt") && strcmp(prim, "lpn") &&
+        strcmp(prim, "dpf"))
+        return cli_fail(&cmd, CLI_EXIT_USAGE, "--primitive %s: use prg, ntt, lpn or dpf", prim);
     mpce_engine *e;
     if ((rc = cli_engine_untuned(&cmd, &e)) != 0)
         return rc;
