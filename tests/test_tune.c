@@ -914,6 +914,31 @@ static void test_unmeasured_accelerator_keeps_its_place(void)
     teardown();
 }
 
+/* A background tune outlives the engine's pipe: a worker's warning (here a
+ * self-test failure) must not kill it and get a module blacklisted. */
+static void test_background_tune_outlives_the_engine(void)
+{
+    setup("auto");
+    char plugdir[4300];
+    snprintf(plugdir, sizeof(plugdir), "%s/plugins", dir);
+    CU_ASSERT_FATAL(mkdir(plugdir, 0755) == 0);
+    free(tu_copy_into(WRONG_SO, plugdir, 0755));
+    write_conf("mode = background\n", PROBE_BIN);
+    mpce_engine *e = engine(plugdir, 0, NULL);
+    mpce_engine_free(e);
+    int waited = 0;
+    while (access(pins_path, F_OK) != 0 && waited++ < 600)
+        usleep(100000);
+    struct mpce_pins p;
+    CU_ASSERT_FATAL(read_pins(&p));
+    CU_ASSERT_EQUAL(p.n_blacklist, 0);
+    for (size_t i = 0; i < p.n_blacklist; i++)
+        printf("  blacklisted: %s\n", p.blacklist[i].reason);
+    CU_ASSERT_STRING_EQUAL(winner(&p, "prg.ecb.large"), "prg-soft-bitslice");
+    mpce_pins_free(&p);
+    teardown();
+}
+
 /* ---- the system's and the user's files ---------------------------------------------------------- */
 
 /* A pins file at path for engine e whose rows name their winner (an ok
@@ -1123,6 +1148,8 @@ int main(void)
          test_pins_cannot_override_policy},
         {"an accelerator the tuner cannot time keeps its place",
          test_unmeasured_accelerator_keeps_its_place},
+        {"a background tune outlives the engine's pipe",
+         test_background_tune_outlives_the_engine},
         {"the system's and the user's pins merge per row",
          test_system_and_user_files_merge_per_row},
         {"the census adds and orders the classes applications call",

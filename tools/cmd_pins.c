@@ -24,10 +24,12 @@ const char cli_usage_pins[] =
     "  not), and the modules blacklisted while tuning.\n"
     "  --clear            delete the pins files this user can write: \"auto\" goes\n"
     "                     back to priority order until the next tune\n"
-    "  --export FILE      write the pins in use to FILE, to ship to identical machines\n"
+    "  --export FILE      write the first pins file measured on this machine (the\n"
+    "                     system's, else the user's) to FILE, to ship to identical\n"
+    "                     machines\n"
     "  --import FILE      install FILE as this machine's pins after checking its seal\n"
-    "                     and that its signature (CPU, engine, every module's file and\n"
-    "                     SHA-256) matches this machine\n"
+    "                     and that its signature (CPU, engine, variable-time policy,\n"
+    "                     every module's file and SHA-256) matches this machine\n"
     "  --config FILE      read FILE instead of the administrator's engine.conf\n"
     "  --plugin-path DIRS module directories, ':'-separated, replacing plugin_path\n"
     "  --help             show this text\n";
@@ -62,6 +64,9 @@ static void show(mpce_engine *e, const char *path)
             if (strcmp(c->status, "ok") == 0)
                 printf("      %-26s %12.1f ns/call  spread %5.1f %%%s%s\n", c->impl,
                        c->median * 1e9, c->spread * 100.0, c->why[0] ? "  " : "", c->why);
+            else if (strcmp(c->status, "screened") == 0)
+                printf("      %-26s %12.1f ns/call  screened: %s\n", c->impl,
+                       c->median * 1e9, c->why);
             else
                 printf("      %-26s %s: %s\n", c->impl, c->status, c->why);
         }

@@ -25,7 +25,7 @@ static const char usage[] =
     "  pins [--clear|--export F|--import F]\n"
     "                            the pins \"auto\" follows, where they came from, and\n"
     "                            whether they are current\n"
-    "Every command takes --impl NAME, --config FILE and --help\n"
+    "Every command takes --config FILE and --help, and all but tune and pins --impl NAME\n"
     "(e.g. 'mpcengine prg ctr --help'). 'mpcengine --version' prints the version.\n"
     "Exit status: 0 success, 1 engine error or output not written, 2 usage error.\n";
 

@@ -5,7 +5,7 @@
  * else: an explicit pin (the most specific [pins] key or MPCENGINE_FORCE
  * entry) decides alone; then the selector's measured row, if one is current,
  * which reorders the implementations it measured among the places they hold
- * in priority order (an asynchronous or device one it cannot time keeps its
+ * in priority order (an asynchronous one, which it cannot time, keeps its
  * place); then priorities, with one rule of thumb where nothing was measured: an
  * accelerator ranks below every host implementation except for large calls,
  * where its launch cost is paid back.
@@ -77,11 +77,11 @@ static int measured_rank(const struct mpce_pins_row *row, const struct mpce_slot
     return MEASURED_UNRANKED;
 }
 
-/* Whether the tuner measures s at all: it times host calls only, so an
- * asynchronous or device implementation keeps its priority place. */
+/* Whether the tuner measures s at all: it times synchronous calls on host
+ * memory, so an asynchronous implementation keeps its priority place. */
 static int measurable(const struct mpce_slot *s)
 {
-    return !(s->flags & MPCE_IMPL_ASYNC) && !(s->memory & MPCE_MEM_DEVICE);
+    return !(s->flags & MPCE_IMPL_ASYNC);
 }
 
 /* A measured row reorders only what it measured: the candidates are put in

@@ -57,8 +57,9 @@ struct mpce_pins_row {
     size_t n_cands;
     /* The pool's threshold for the winner, in work elements per slice: the
      * measured crossover where splitting a call over the engine's threads
-     * starts to pay. 0: not measured; MPCE_PINS_NEVER: it never paid up to
-     * the largest size tried (then calls stay on one thread). */
+     * starts to pay. 0: not measured; MPCE_PINS_NEVER: never split calls of
+     * this op (read and honoured; the tuner itself records a floor at the
+     * largest size it tried instead, since it knows nothing beyond it). */
     uint64_t slice_min;
     char *slice_verdict;    /* how it was found; "" when not measured */
 };

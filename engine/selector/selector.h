@@ -74,7 +74,7 @@ const struct mpce_pins_row *mpce_selector_row(const mpce_engine *e, enum mpce_op
                                               unsigned variant, unsigned size_class,
                                               const char **path, const char **date);
 /* The measured slice threshold (work elements) for op on slot: 0 when none,
- * MPCE_PINS_NEVER when splitting never paid. */
+ * MPCE_PINS_NEVER when a row says never to split. */
 uint64_t mpce_selector_slice_min(const mpce_engine *e, enum mpce_op_id op,
                                  const struct mpce_slot *slot);
 

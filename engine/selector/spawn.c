@@ -113,11 +113,19 @@ static void log_line(void *arg, char *line)
 
 /* Relay the helper's lines until it closes its end (0) or the deadline
  * passes (1); reap its first process when it exits. */
+/* Whether the helper's first process is gone: reaped now, or already (an
+ * application that ignores SIGCHLD or reaps every child itself). */
+static int first_gone(pid_t first)
+{
+    pid_t r = waitpid(first, NULL, WNOHANG);
+    return r == first || (r < 0 && errno == ECHILD);
+}
+
 static int relay(mpce_engine *e, int fd, pid_t first, int *reaped, long long deadline)
 {
     struct mpce_lines lines = {.have = 0};
     for (;;) {
-        if (!*reaped && waitpid(first, NULL, WNOHANG) == first)
+        if (!*reaped && first_gone(first))
             *reaped = 1;
         long long left = deadline - now_ms();
         if (left <= 0)
@@ -227,8 +235,9 @@ int mpce_selector_spawn(mpce_engine *e, const mpce_options *opts, int force, uns
         return 0;
     }
     int reaped = 0, done = 0;
+    const long long start = now_ms();
     if (wait_ms > 0) {
-        done = !relay(e, fds[0], pid, &reaped, now_ms() + wait_ms);
+        done = !relay(e, fds[0], pid, &reaped, start + wait_ms);
         if (!done)
             mpce_log(&e->log, MPCE_LOG_INFO, NULL,
                      "the tune did not finish within [tune] timeout = %.1f s: \"auto\" keeps "
@@ -241,20 +250,21 @@ int mpce_selector_spawn(mpce_engine *e, const mpce_options *opts, int force, uns
                                                           : "[tune] timeout = 0");
     }
     close(fds[0]);
-    /* The first process only detaches: it exits at once. One that has not
-     * by now is stuck before detaching and is stopped, never left a zombie. */
-    if (!reaped && waitpid(pid, NULL, WNOHANG) != pid) {
-        long long until = now_ms() + 200;
-        while (!reaped && now_ms() < until) {
-            struct timespec ms = {0, 10000000};
-            nanosleep(&ms, NULL);
-            reaped = waitpid(pid, NULL, WNOHANG) == pid;
-        }
-        if (!reaped) {
-            kill(pid, SIGKILL);
-            while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-                ;
-        }
+    /* The first process only detaches: it exits at once. It gets what is
+     * left of the wait (at least 100 ms when there is none: background);
+     * one still there is stuck before detaching and is stopped, never left
+     * a zombie. */
+    const long long until = start + (wait_ms > 100 ? wait_ms : 100);
+    while (!reaped && !(reaped = first_gone(pid)) && now_ms() < until) {
+        struct timespec ms = {0, 5000000};
+        nanosleep(&ms, NULL);
+    }
+    if (!reaped) {
+        kill(pid, SIGKILL);
+        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+            ;
+        mpce_log(&e->log, MPCE_LOG_INFO, NULL, "the probe helper %s did not detach in time and "
+                 "was stopped: no tune this time", helper);
     }
     return done;
 }

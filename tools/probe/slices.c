@@ -12,7 +12,7 @@
  * thread, which is about the same whatever the thread count. If splitting
  * never wins up to the largest size tried, a slice must hold that size (the
  * tune says nothing about larger calls, so they are not kept whole forever).
- * An engine of one thread records "never".
+ * An engine of one thread measures nothing.
  */
 #include "config.h"
 
@@ -122,10 +122,19 @@ static void slices_of(mpce_engine *e, const struct probe_opts *o, const char *ke
     printf("enter %s %s\n", key, impl);
     fflush(stdout);
     const unsigned threads = e->threads ? e->threads : 1;
-    if (sw == NULL) {
-        say(key, impl, "0", "no size sweep for this operation");
+    const struct mpce_slot *slot = mpce_registry_find(e, impl);
+    int skipped = 0;
+    for (size_t i = 0; slot && i < o->n_skip; i++)
+        skipped |= strcmp(o->skip[i], slot->module->path) == 0;
+    if (sw == NULL || slot == NULL) {
+        say(key, impl, "0", "not measured: no size sweep for this operation");
+    } else if (skipped) {
+        say(key, impl, "0", "not measured: its module was blacklisted while tuning");
     } else if (threads < 2) {
-        say(key, impl, "never", "the engine runs one thread ([engine] threads or one CPU)");
+        /* Nothing to learn, and nothing to keep: the row must not say
+         * "never" to an engine that is given more threads later. */
+        say(key, impl, "0", "not measured: the engine runs one thread ([engine] threads or "
+            "one CPU)");
     } else {
         const char *vname = mpce_variant_name(mpce_op_info[row.op].prim, row.variant);
         const char *param = vname && vname[0] ? variant_param(vname) : NULL;

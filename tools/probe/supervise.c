@@ -207,6 +207,10 @@ static pid_t spawn_worker(struct tune_state *ts, struct result *res, size_t from
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
+    /* For an engine, stderr is the engine's pipe, which it closes when its
+     * wait is over: a worker's warning must not kill it then. */
+    if (o->for_engine)
+        posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
     pid_t pid;
     int rc = posix_spawn(&pid, ts->self, &fa, NULL, (char *const *)argv, environ);
     posix_spawn_file_actions_destroy(&fa);
@@ -338,7 +342,14 @@ static void run_rows(struct tune_state *ts, struct result *res, size_t n)
         if (hung)
             snprintf(reason, sizeof(reason), "hung (no progress for %.1f s, [tune] "
                      "hang_timeout) while tuning %s", budget_ms / 1000.0, r->row->key);
-        else if (WIFSIGNALED(status))
+        else if (WIFSIGNALED(status) && WTERMSIG(status) == SIGPIPE) {
+            /* Its output went nowhere: not the module's doing. */
+            snprintf(r->note, sizeof(r->note), "not measured: the worker lost its output "
+                     "(SIGPIPE)");
+            r->done = 1;
+            progress(ts, r);
+            continue;
+        } else if (WIFSIGNALED(status))
             snprintf(reason, sizeof(reason), "crashed (signal %d, %s) while tuning %s",
                      WTERMSIG(status), strsignal(WTERMSIG(status)), r->row->key);
         else /* a sanitizer's handler, or exit() inside a module */
@@ -636,6 +647,29 @@ int probe_tune(mpce_engine *e, const struct probe_opts *o, const char *self)
         mpce_selector_read(e, dirs[0], &sys, sys_path, sizeof(sys_path), why, sizeof(why)) !=
             MPCE_PINS_READ_OK)
         mpce_pins_free(&sys);
+    /* Rows stale in either file are measured whatever the effort: an engine
+     * that finds one spawns a tune, which must not leave it stale. */
+    const struct mpce_pins *files[] = {&pins, &sys};
+    for (size_t f = 0; f < 2; f++)
+        for (size_t i = 0; i < files[f]->n_rows; i++) {
+            const struct mpce_pins_row *row = &files[f]->rows[i];
+            const struct mpce_pins_row *other = mpce_pins_find_row(files[1 - f], row->key);
+            struct probe_row pr;
+            int planned = 0;
+            for (size_t k = 0; k < n_plan && !planned; k++)
+                planned = strcmp(plan[k].key, row->key) == 0;
+            if (planned || probe_plan_find(row->key, &pr) != 0 ||
+                (o->primitive && strncmp(pr.key, o->primitive, 3) != 0) ||
+                mpce_selector_row_current(e, files[f], row, why, sizeof(why)) ||
+                (other && mpce_selector_row_current(e, files[1 - f], other, why, sizeof(why))))
+                continue;
+            struct probe_row *grown = realloc(plan, (n_plan + 1) * sizeof(*grown));
+            if (!grown)
+                break;
+            plan = grown;
+            plan[n_plan++] = pr;
+        }
+
     /* Blacklist entries for files that changed since are forgotten. */
     struct mpce_pins kept;
     memset(&kept, 0, sizeof(kept));

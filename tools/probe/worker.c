@@ -127,6 +127,8 @@ static void measure_row(mpce_engine *e, const struct probe_opts *o, const struct
         fflush(stdout);
         if (!mpce_bench_slot_usable(e, s, why, sizeof(why))) {
             say_cand(row->key, s->impl->name, "declined", 0, 0, 0, why);
+            if (s == ref)
+                goto no_reference;
             continue;
         }
         if (s->flags & MPCE_IMPL_ASYNC) {
@@ -139,15 +141,21 @@ static void measure_row(mpce_engine *e, const struct probe_opts *o, const struct
         cand->baseline = -1;
         if (mpce_bench_impl_cand(s, &shape, f, cand) != MPCE_OK) {
             say_cand(row->key, s->impl->name, "declined", 0, 0, 0, mpce_last_error());
+            if (s == ref)
+                goto no_reference;
             continue;
         }
         /* The check: one call on the row's input, compared byte for byte. */
         memset(f->out, 0xa5, f->out_len);
         mpce_bench_error_clear();
         int rc = cand->run(cand->state);
+        if (rc != 0 && s == ref)
+            snprintf(why, sizeof(why), "%s", mpce_last_error());
         if (rc != 0) {
             say_cand(row->key, s->impl->name, "failed", 0, 0, 0, mpce_last_error());
             cand->teardown(cand->state);
+            if (s == ref)
+                goto no_reference;
             continue;
         }
         if (s == ref) {
@@ -183,7 +191,7 @@ static void measure_row(mpce_engine *e, const struct probe_opts *o, const struct
     for (size_t i = 0; i < n; i++)
         if (i == 0 || warm_call[i] < best)
             best = warm_call[i];
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n && best > 0; i++)
         if (warm_call[i] > SCREEN * best && warm_call[i] > SCREEN_MIN_S) {
             char why[160];
             snprintf(why, sizeof(why), "one warm call took %.1fx the fastest's: not timed "
@@ -222,6 +230,11 @@ static void measure_row(mpce_engine *e, const struct probe_opts *o, const struct
         else
             say_cand(row->key, c[i].name, "ok", c[i].median, c[i].min, c[i].max, "");
     }
+    goto out;
+no_reference:
+    /* Without the reference's output nothing can be checked: the row is
+     * not measured, and nobody is blamed. */
+    printf("skip %s the reference %s could not run this shape\n", row->key, ref->impl->name);
 out:
     for (size_t i = 0; i < n; i++) {
         free(c[i].samples);
