@@ -149,6 +149,12 @@ const struct mpce_pin *mpce_config_pin(const struct mpce_config *cfg, const char
 /* "auto", "background", "off", "force", "warn". */
 const char *mpce_tune_mode_name(enum mpce_tune_mode mode);
 
+/* iniparser_load with its error text kept in this thread's buffer (*error,
+ * if not NULL; "" when none) instead of printed on stderr: every INI file
+ * the library reads is loaded through it. */
+struct _dictionary_;
+struct _dictionary_ *mpce_ini_load(const char *path, const char **error);
+
 /* The [plugin.NAME] section for a plugin, or NULL. */
 const struct mpce_plugin_setting *mpce_config_plugin(const struct mpce_config *cfg,
                                                      const char *name);

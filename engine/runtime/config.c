@@ -356,8 +356,10 @@ const struct mpce_plugin_setting *mpce_config_plugin(const struct mpce_config *c
 
 /* ---- one file ---------------------------------------------------------- */
 
-/* iniparser reports syntax errors through one process-wide callback; the
- * text lands in this thread's buffer and becomes the error detail. */
+/* iniparser reports errors through one process-wide callback, to stderr
+ * unless one is set, and the library never writes there: every load (the
+ * configuration's, the pins file's) goes through mpce_ini_load, whose
+ * callback puts the text in this thread's buffer. */
 static _Thread_local char ini_msg[512];
 
 /* The first message is the one to report: later ones follow from it. */
@@ -370,6 +372,16 @@ static int ini_error_cb(const char *fmt, ...)
     int r = vsnprintf(ini_msg, sizeof(ini_msg), fmt, ap);
     va_end(ap);
     return r;
+}
+
+dictionary *mpce_ini_load(const char *path, const char **error)
+{
+    ini_msg[0] = '\0';
+    iniparser_set_error_callback(ini_error_cb);
+    dictionary *d = iniparser_load(path);
+    if (error)
+        *error = ini_msg;
+    return d;
 }
 
 /* The text of one file and its name, for line lookups. */
@@ -875,9 +887,7 @@ mpce_status mpce_config_read_file(struct mpce_config *cfg, const char *path,
         }
         load_name = path;
     }
-    ini_msg[0] = '\0';
-    iniparser_set_error_callback(ini_error_cb);
-    dictionary *d = iniparser_load(load_name);
+    dictionary *d = mpce_ini_load(load_name, NULL); /* syntax_error reads the message */
     close(fd);
     if (!d) {
         free(f.text);

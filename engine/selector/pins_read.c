@@ -34,6 +34,7 @@
 
 #include "engine/runtime/module_file.h"
 #include "engine/selector/pins.h"
+#include "engine/runtime/conf.h"
 #include "engine/selector/pins_text.h"
 
 /* Highest section, cand and why number accepted. */
@@ -1015,25 +1016,6 @@ static enum mpce_pins_read_result slurp(struct rd *r, int fd, const struct stat 
     return MPCE_PINS_READ_OK;
 }
 
-/* iniparser reports errors through one process-wide callback, to stderr
- * unless one is set; the library never writes there. The text lands in this
- * thread's buffer (only an allocation failure can produce one once the text
- * has passed the line check). */
-static _Thread_local char pins_ini_msg[256];
-
-static int pins_ini_error_cb(const char *fmt, ...)
-{
-    if (pins_ini_msg[0])
-        return 0;
-    va_list ap;
-    va_start(ap, fmt);
-    int r = vsnprintf(pins_ini_msg, sizeof(pins_ini_msg), fmt, ap);
-    va_end(ap);
-    for (char *c = pins_ini_msg; *c; c++)
-        if (*c == '\n')
-            *c = ' ';
-    return r;
-}
 
 /* O_NONBLOCK: a FIFO at the path must not block the open, and what is
  * opened is then checked to be a regular file. */
@@ -1071,11 +1053,15 @@ static enum mpce_pins_read_result load_dict(struct rd *r, int fd, dictionary **d
     if (mpce_fd_proc_name(fd, fd_name) != 0)
         return rd_fail(r, MPCE_PINS_READ_ERROR, 0,
                        "cannot parse the checked file through /proc/self/fd: mount /proc");
-    pins_ini_msg[0] = '\0';
-    iniparser_set_error_callback(pins_ini_error_cb);
-    *dp = iniparser_load(fd_name);
+    const char *error;
+    *dp = mpce_ini_load(fd_name, &error);
     if (*dp)
         return MPCE_PINS_READ_OK;
+    char pins_ini_msg[256];
+    snprintf(pins_ini_msg, sizeof(pins_ini_msg), "%s", error);
+    for (char *c = pins_ini_msg; *c; c++)
+        if (*c == '\n')
+            *c = ' ';
     /* The text passed the line check: only running out of memory, or a file
      * changed in place since, makes iniparser fail. */
     if (strstr(pins_ini_msg, "memory") || strstr(pins_ini_msg, "cannot open"))
