@@ -1248,8 +1248,19 @@ static void test_killed_writer(void)
     CU_ASSERT_EQUAL(mpce_pins_read(path, &p, why, sizeof(why)), MPCE_PINS_READ_OK);
     CU_ASSERT_EQUAL(p.n_rows, BIG_ROWS);
     CU_ASSERT(strncmp(p.rows[0].verdict, "write ", 6) == 0);
-    /* A stray temporary does not disturb the next write either. */
+    /* A stray temporary does not disturb the next write either; one over
+     * an hour old is removed by it, a recent one (maybe a live writer's)
+     * is left. */
+    char old_tmp[PATH_LEN], new_tmp[PATH_LEN];
+    join(old_tmp, dir, ".pins.ini.OLDaaa");
+    join(new_tmp, dir, ".pins.ini.NEWbbb");
+    tu_write_text(old_tmp, "torn", 0600);
+    tu_write_text(new_tmp, "torn", 0600);
+    struct timespec two_hours_ago[2] = {{time(NULL) - 7200, 0}, {time(NULL) - 7200, 0}};
+    CU_ASSERT_EQUAL(utimensat(AT_FDCWD, old_tmp, two_hours_ago, 0), 0);
     CU_ASSERT_EQUAL(mpce_pins_write(path, &p, why, sizeof(why)), 0);
+    CU_ASSERT(access(old_tmp, F_OK) != 0);
+    CU_ASSERT(access(new_tmp, F_OK) == 0);
     mpce_pins_free(&p);
     CU_ASSERT_EQUAL(mpce_pins_read(path, &p, why, sizeof(why)), MPCE_PINS_READ_OK);
     mpce_pins_free(&p);

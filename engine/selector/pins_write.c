@@ -17,6 +17,7 @@
  */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -27,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "engine/selector/pins.h"
@@ -472,6 +474,36 @@ static int sync_dir(const char *path, const char *dir, char *why, size_t why_len
     return rc;
 }
 
+/* A writer killed between its temporary file and the rename leaves the
+ * temporary behind. Ones over an hour old are nobody's any more (a write
+ * takes milliseconds): they are removed, so a directory of pins does not
+ * fill up with them. Best effort: failures change nothing. */
+#define STALE_TEMP_S 3600
+
+static void remove_stale_temps(const char *dir, const char *path)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    char prefix[300];
+    int plen = snprintf(prefix, sizeof(prefix), ".%s.", base);
+    if (plen <= 0 || (size_t)plen >= sizeof(prefix))
+        return;
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    const time_t now = time(NULL);
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        struct stat sb;
+        if (strncmp(de->d_name, prefix, (size_t)plen) != 0 || strlen(de->d_name) != (size_t)plen + 6)
+            continue;
+        if (fstatat(dirfd(d), de->d_name, &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(sb.st_mode) &&
+            sb.st_mtime < now - STALE_TEMP_S)
+            unlinkat(dirfd(d), de->d_name, 0);
+    }
+    closedir(d);
+}
+
 int mpce_pins_write(const char *path, const struct mpce_pins *p, char *why, size_t why_len)
 {
     struct wr w = {.path = path, .why = why, .why_len = why_len};
@@ -479,6 +511,7 @@ int mpce_pins_write(const char *path, const struct mpce_pins *p, char *why, size
     int rc = -1;
     if (wr_text(&w, p) == 0 && temp_names(path, &dir, &tmp, why, why_len) == 0 &&
         mpce_pins_make_dir(dir, path, why, why_len) == 0 &&
+        (remove_stale_temps(dir, path), 1) &&
         replace_file(path, tmp, dir, w.buf, w.len, why, why_len) == 0 &&
         sync_dir(path, dir, why, why_len) == 0)
         rc = 0;
