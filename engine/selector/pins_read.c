@@ -4,17 +4,17 @@
  *
  * The reader trusts nothing it has not checked: the seal first, on the raw
  * bytes; then the text line by line (syntax as iniparser reads it, no
- * duplicate sections or keys, which iniparser would silently merge); then
- * iniparser's dictionary, which must hold exactly the sections and keys the
- * text has, every one known and every value well-formed; last what the
- * values mean together (a winner that is one of its row's ok candidates, no
- * row or module twice...). The checks are the writer's too (pins_text.h):
- * what one writes the other reads, and what one refuses the other does.
+ * duplicate sections or keys, which iniparser would silently merge), both
+ * pins_scan.c's; then iniparser's dictionary, which must hold exactly the
+ * sections and keys the text has, every one known and every value
+ * well-formed; last what the values mean together (a winner that is one of
+ * its row's ok candidates, no row or module twice...). The checks are the
+ * writer's too (pins_text.h): what one writes the other reads, and what one
+ * refuses the other does.
  */
 #include "config.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -23,7 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #ifdef HAVE_INIPARSER_INIPARSER_H
@@ -55,65 +54,13 @@ enum sec_kind { SEC_PINS, SEC_MODULE, SEC_ROW, SEC_BLACKLIST };
 /* Section names by kind: [pins], then [module.N], [row.N], [blacklist.N]. */
 static const char *const k_sec_names[] = {"pins", "module", "row", "blacklist"};
 
-/* A section or key as the text has it (not NUL-terminated). */
-struct raw_sec {
-    const char *name;
-    size_t len;
-    unsigned line;
-};
-
-struct raw_key {
-    size_t sec;
-    const char *name;
-    size_t len;
-    const char *val;           /* the value without its quotes */
-    size_t vlen;
-    unsigned line;
-};
-
-struct rd {
-    const char *path;
-    char *why;
-    size_t why_len;
-    const char *text;          /* the whole file, NUL-terminated */
-    size_t len;
-    struct raw_sec *secs;
-    size_t nsec, capsec;
-    struct raw_key *keys;
-    size_t nkey, capkey;
-};
-
-static enum mpce_pins_read_result rd_fail(struct rd *r, enum mpce_pins_read_result res,
-                                          unsigned line, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static enum mpce_pins_read_result rd_fail(struct rd *r, enum mpce_pins_read_result res,
-                                          unsigned line, const char *fmt, ...)
-{
-    char msg[1200];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
-    if (line)
-        mpce_pins_why(r->why, r->why_len, "%s:%u: %s", r->path, line, msg);
-    else
-        mpce_pins_why(r->why, r->why_len, "%s: %s", r->path, msg);
-    return res;
-}
-
-static int span_cmp(const char *a, size_t al, const char *b, size_t bl)
-{
-    int c = strncasecmp(a, b, al < bl ? al : bl);
-    return c ? c : (al > bl) - (al < bl);
-}
-
 static int span_is(const char *a, size_t al, const char *s)
 {
-    return span_cmp(a, al, s, strlen(s)) == 0;
+    return mpce_pins_span_cmp(a, al, s, strlen(s)) == 0;
 }
 
 /* The line of [sec] key (key NULL: of the header), 0 if not found. */
-static unsigned line_of(const struct rd *r, const char *sec, const char *key)
+static unsigned line_of(const struct pins_rd *r, const char *sec, const char *key)
 {
     for (size_t s = 0; s < r->nsec; s++) {
         if (!span_is(r->secs[s].name, r->secs[s].len, sec))
@@ -129,10 +76,10 @@ static unsigned line_of(const struct rd *r, const char *sec, const char *key)
 }
 
 /* "PATH:LINE: [sec] key: msg", CORRUPT. */
-static enum mpce_pins_read_result rd_bad(struct rd *r, const char *sec, const char *key,
+static enum mpce_pins_read_result rd_bad(struct pins_rd *r, const char *sec, const char *key,
                                          const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
-static enum mpce_pins_read_result rd_bad(struct rd *r, const char *sec, const char *key,
+static enum mpce_pins_read_result rd_bad(struct pins_rd *r, const char *sec, const char *key,
                                          const char *fmt, ...)
 {
     char msg[1100];
@@ -142,220 +89,12 @@ static enum mpce_pins_read_result rd_bad(struct rd *r, const char *sec, const ch
     va_end(ap);
     unsigned line = line_of(r, sec, key);
     if (key)
-        return rd_fail(r, MPCE_PINS_READ_CORRUPT, line, "[%s] %s: %s", sec, key, msg);
-    return rd_fail(r, MPCE_PINS_READ_CORRUPT, line, "[%s] %s", sec, msg);
-}
-
-static enum mpce_pins_read_result rd_nomem(struct rd *r)
-{
-    errno = ENOMEM;
-    return rd_fail(r, MPCE_PINS_READ_ERROR, 0, "%s", strerror(ENOMEM));
-}
-
-static void trim(const char **b, const char **e)
-{
-    while (*b < *e && (**b == ' ' || **b == '\t'))
-        (*b)++;
-    while (*e > *b && ((*e)[-1] == ' ' || (*e)[-1] == '\t'))
-        (*e)--;
-}
-
-static int push_sec(struct rd *r, const char *name, size_t len, unsigned line)
-{
-    if (r->nsec == r->capsec) {
-        size_t cap = r->capsec ? r->capsec * 2 : 64;
-        struct raw_sec *tmp = realloc(r->secs, cap * sizeof(*tmp));
-        if (!tmp)
-            return -1;
-        r->secs = tmp;
-        r->capsec = cap;
-    }
-    r->secs[r->nsec++] = (struct raw_sec){name, len, line};
-    return 0;
-}
-
-static int push_key(struct rd *r, size_t sec, const char *name, size_t len, const char *val,
-                    size_t vlen, unsigned line)
-{
-    if (r->nkey == r->capkey) {
-        size_t cap = r->capkey ? r->capkey * 2 : 256;
-        struct raw_key *tmp = realloc(r->keys, cap * sizeof(*tmp));
-        if (!tmp)
-            return -1;
-        r->keys = tmp;
-        r->capkey = cap;
-    }
-    r->keys[r->nkey++] = (struct raw_key){sec, name, len, val, vlen, line};
-    return 0;
-}
-
-static int cmp_raw_sec(const void *a, const void *b)
-{
-    const struct raw_sec *x = a, *y = b;
-    int c = span_cmp(x->name, x->len, y->name, y->len);
-    return c ? c : (x->line > y->line) - (x->line < y->line);
-}
-
-static int cmp_raw_key(const void *a, const void *b)
-{
-    const struct raw_key *x = a, *y = b;
-    if (x->sec != y->sec)
-        return x->sec < y->sec ? -1 : 1;
-    int c = span_cmp(x->name, x->len, y->name, y->len);
-    return c ? c : (x->line > y->line) - (x->line < y->line);
-}
-
-/* Sections and keys that iniparser would merge. */
-static enum mpce_pins_read_result raw_duplicates(struct rd *r)
-{
-    enum mpce_pins_read_result res = MPCE_PINS_READ_OK;
-    if (r->nsec > 1) {
-        struct raw_sec *s = malloc(r->nsec * sizeof(*s));
-        if (!s)
-            return rd_nomem(r);
-        memcpy(s, r->secs, r->nsec * sizeof(*s));
-        qsort(s, r->nsec, sizeof(*s), cmp_raw_sec);
-        for (size_t i = 1; i < r->nsec && res == MPCE_PINS_READ_OK; i++)
-            if (span_cmp(s[i - 1].name, s[i - 1].len, s[i].name, s[i].len) == 0)
-                res = rd_fail(r, MPCE_PINS_READ_CORRUPT, s[i].line,
-                              "[%.*s] appears twice (also at line %u)", (int)s[i].len,
-                              s[i].name, s[i - 1].line);
-        free(s);
-    }
-    if (res == MPCE_PINS_READ_OK && r->nkey > 1) {
-        struct raw_key *k = malloc(r->nkey * sizeof(*k));
-        if (!k)
-            return rd_nomem(r);
-        memcpy(k, r->keys, r->nkey * sizeof(*k));
-        qsort(k, r->nkey, sizeof(*k), cmp_raw_key);
-        for (size_t i = 1; i < r->nkey && res == MPCE_PINS_READ_OK; i++)
-            if (k[i - 1].sec == k[i].sec &&
-                span_cmp(k[i - 1].name, k[i - 1].len, k[i].name, k[i].len) == 0)
-                res = rd_fail(r, MPCE_PINS_READ_CORRUPT, k[i].line,
-                              "[%.*s] %.*s: set twice (also at line %u)",
-                              (int)r->secs[k[i].sec].len, r->secs[k[i].sec].name,
-                              (int)k[i].len, k[i].name, k[i - 1].line);
-        free(k);
-    }
-    return res;
-}
-
-/*
- * The text line by line, as iniparser reads it but stricter: blank lines,
- * # or ; comments, [section] and key = value, where value is "..." without
- * '"' inside or a bare word without quotes, ';' or '#' (which iniparser
- * would cut it at); no control characters, no line iniparser would join to
- * the next (a trailing backslash) or find too long; no duplicates.
- */
-static enum mpce_pins_read_result raw_scan(struct rd *r)
-{
-    const char *p = r->text, *end = r->text + r->len;
-    unsigned line = 0;
-    size_t cur = SIZE_MAX;
-    while (p < end) {
-        const char *eol = memchr(p, '\n', (size_t)(end - p));
-        if (!eol)
-            eol = end; /* not reached: the seal check wants a final newline */
-        line++;
-        if ((size_t)(eol - p) > PINS_MAX_LINE)
-            return rd_fail(r, MPCE_PINS_READ_CORRUPT, line, "longer than %d bytes",
-                           PINS_MAX_LINE);
-        for (const char *q = p; q < eol; q++)
-            if ((unsigned char)*q < 0x20 || *q == 0x7f)
-                return rd_fail(r, MPCE_PINS_READ_CORRUPT, line,
-                               "control character (byte 0x%02x)", (unsigned char)*q);
-        const char *b = p, *e = eol;
-        p = eol + 1;
-        trim(&b, &e);
-        if (b == e || *b == '#' || *b == ';')
-            continue;
-        if (e[-1] == '\\')
-            return rd_fail(r, MPCE_PINS_READ_CORRUPT, line,
-                           "ends in a backslash (would continue on the next line)");
-        if (*b == '[') {
-            const char *nb = b + 1, *ne = e - 1;
-            if (e - b < 2 || *ne != ']')
-                return rd_fail(r, MPCE_PINS_READ_CORRUPT, line,
-                               "expected [section], key = value or a # comment");
-            trim(&nb, &ne);
-            if (nb == ne || memchr(nb, ':', (size_t)(ne - nb)) ||
-                memchr(nb, '[', (size_t)(ne - nb)) || memchr(nb, ']', (size_t)(ne - nb)))
-                return rd_fail(r, MPCE_PINS_READ_CORRUPT, line, "malformed section name");
-            if (push_sec(r, nb, (size_t)(ne - nb), line))
-                return rd_nomem(r);
-            cur = r->nsec - 1;
-            continue;
-        }
-        const char *eq = memchr(b, '=', (size_t)(e - b));
-        if (!eq)
-            return rd_fail(r, MPCE_PINS_READ_CORRUPT, line,
-                           "expected [section], key = value or a # comment");
-        const char *kb = b, *ke = eq, *vb = eq + 1, *ve = e;
-        trim(&kb, &ke);
-        trim(&vb, &ve);
-        if (kb == ke || memchr(kb, ':', (size_t)(ke - kb)))
-            return rd_fail(r, MPCE_PINS_READ_CORRUPT, line, "malformed key name");
-        size_t vl = (size_t)(ve - vb);
-        int ok;
-        if (vl && *vb == '"')
-            ok = vl >= 2 && ve[-1] == '"' && !memchr(vb + 1, '"', vl - 2);
-        else
-            ok = vl && !memchr(vb, '"', vl) && !memchr(vb, '\'', vl) &&
-                 !memchr(vb, ';', vl) && !memchr(vb, '#', vl);
-        if (!ok)
-            return rd_fail(r, MPCE_PINS_READ_CORRUPT, line,
-                           "%.*s: expected a number or a \"string\" without '\"' inside",
-                           (int)(ke - kb), kb);
-        if (cur == SIZE_MAX)
-            return rd_fail(r, MPCE_PINS_READ_CORRUPT, line, "%.*s: outside any section",
-                           (int)(ke - kb), kb);
-        if (*vb == '"') {
-            vb++;
-            vl -= 2;
-        }
-        if (push_key(r, cur, kb, (size_t)(ke - kb), vb, vl, line))
-            return rd_nomem(r);
-    }
-    return raw_duplicates(r);
-}
-
-/* The seal line must end the file and match the bytes before it. */
-static enum mpce_pins_read_result check_seal(struct rd *r)
-{
-    const char *t = r->text;
-    size_t len = r->len;
-    size_t at = len >= PINS_SEAL_LINE_LEN ? len - PINS_SEAL_LINE_LEN : 0;
-    int shaped = len >= PINS_SEAL_LINE_LEN && (at == 0 || t[at - 1] == '\n') &&
-                 memcmp(t + at, PINS_SEAL_PREFIX, PINS_SEAL_PREFIX_LEN) == 0 &&
-                 mpce_pins_is_hex(t + at + PINS_SEAL_PREFIX_LEN, 64) &&
-                 t[len - 2] == '"' && t[len - 1] == '\n';
-    if (!shaped) {
-        /* A seal line followed by more text, or none at all. */
-        unsigned line = 1;
-        for (size_t i = 0; i < len; i++) {
-            if ((i == 0 || t[i - 1] == '\n') && len - i >= PINS_SEAL_PREFIX_LEN &&
-                memcmp(t + i, PINS_SEAL_PREFIX, PINS_SEAL_PREFIX_LEN) == 0)
-                return rd_fail(r, MPCE_PINS_READ_CORRUPT, line,
-                               "text after the seal line (edited by hand or torn)");
-            if (t[i] == '\n')
-                line++;
-        }
-        return rd_fail(r, MPCE_PINS_READ_CORRUPT, 0,
-                       "no seal line at the end (not written by the selector, or torn)");
-    }
-    char hex[65];
-    if (mpce_pins_seal_hex(t, at, hex) != 0)
-        return rd_fail(r, MPCE_PINS_READ_ERROR, 0,
-                       "cannot check the seal: OpenSSL SHA-256 failed: check the libcrypto "
-                       "installation");
-    if (memcmp(hex, t + at + PINS_SEAL_PREFIX_LEN, 64) != 0)
-        return rd_fail(r, MPCE_PINS_READ_CORRUPT, 0,
-                       "seal does not match the contents (edited by hand or torn)");
-    return MPCE_PINS_READ_OK;
+        return mpce_pins_rd_fail(r, MPCE_PINS_READ_CORRUPT, line, "[%s] %s: %s", sec, key, msg);
+    return mpce_pins_rd_fail(r, MPCE_PINS_READ_CORRUPT, line, "[%s] %s", sec, msg);
 }
 
 /* Whether iniparser's name for an entry is [s] (k NULL) or [s] k. */
-static int same_name(const char *dkey, const struct raw_sec *s, const struct raw_key *k)
+static int same_name(const char *dkey, const struct pins_raw_sec *s, const struct pins_raw_key *k)
 {
     if (strncasecmp(dkey, s->name, s->len) != 0)
         return 0;
@@ -373,7 +112,7 @@ static int same_name(const char *dkey, const struct raw_sec *s, const struct raw
  * renames a new file over the old one). Without deletions iniparser keeps
  * its entries in the order of the file, sections before their keys.
  */
-static enum mpce_pins_read_result check_parsed(struct rd *r, dictionary *d)
+static enum mpce_pins_read_result check_parsed(struct pins_rd *r, dictionary *d)
 {
     size_t s = 0, k = 0;
     for (ssize_t i = 0; i < d->size; i++) {
@@ -382,21 +121,21 @@ static enum mpce_pins_read_result check_parsed(struct rd *r, dictionary *d)
             continue;
         int ok;
         if (k < r->nkey && s > 0 && r->keys[k].sec == s - 1) {
-            const struct raw_key *rk = &r->keys[k++];
+            const struct pins_raw_key *rk = &r->keys[k++];
             ok = same_name(dk, &r->secs[rk->sec], rk) && dv && strlen(dv) == rk->vlen &&
                  memcmp(dv, rk->val, rk->vlen) == 0;
         } else {
             ok = s < r->nsec && same_name(dk, &r->secs[s++], NULL);
         }
         if (!ok)
-            return rd_fail(r, MPCE_PINS_READ_CORRUPT, 0,
-                           "changed while it was read: iniparser found '%.100s' where the "
-                           "checked text has something else", dk);
+            return mpce_pins_rd_fail(r, MPCE_PINS_READ_CORRUPT, 0,
+                                     "changed while it was read: iniparser found '%.100s' "
+                                     "where the checked text has something else", dk);
     }
     if (s != r->nsec || k != r->nkey)
-        return rd_fail(r, MPCE_PINS_READ_CORRUPT, 0,
-                       "changed while it was read: iniparser found fewer entries than the "
-                       "checked text has");
+        return mpce_pins_rd_fail(r, MPCE_PINS_READ_CORRUPT, 0,
+                                 "changed while it was read: iniparser found fewer entries "
+                                 "than the checked text has");
     return MPCE_PINS_READ_OK;
 }
 
@@ -531,14 +270,14 @@ static const char *sec_name(char *buf, size_t len, enum sec_kind kind, size_t id
 }
 
 /* [pins] format first: a file of another format may be laid out otherwise. */
-static enum mpce_pins_read_result check_format(struct rd *r, dictionary *d)
+static enum mpce_pins_read_result check_format(struct pins_rd *r, dictionary *d)
 {
     int have = 0;
     for (size_t s = 0; s < r->nsec; s++)
         if (span_is(r->secs[s].name, r->secs[s].len, "pins"))
             have = 1;
     if (!have)
-        return rd_fail(r, MPCE_PINS_READ_CORRUPT, 0, "no [pins] section");
+        return mpce_pins_rd_fail(r, MPCE_PINS_READ_CORRUPT, 0, "no [pins] section");
     const char *v = iniparser_getstring(d, "pins:format", NULL);
     uint64_t f;
     if (!v)
@@ -552,7 +291,7 @@ static enum mpce_pins_read_result check_format(struct rd *r, dictionary *d)
 }
 
 /* Section names, numbering, and the arrays pass one fills. */
-static enum mpce_pins_read_result check_sections(struct rd *r, struct vals *v)
+static enum mpce_pins_read_result check_sections(struct pins_rd *r, struct vals *v)
 {
     size_t max[4] = {0}, count[4] = {0};
     unsigned max_line[4] = {0};
@@ -560,8 +299,9 @@ static enum mpce_pins_read_result check_sections(struct rd *r, struct vals *v)
         enum sec_kind kind;
         size_t idx;
         if (parse_section(r->secs[s].name, r->secs[s].len, &kind, &idx) != 0)
-            return rd_fail(r, MPCE_PINS_READ_CORRUPT, r->secs[s].line,
-                           "unknown section [%.*s]", (int)r->secs[s].len, r->secs[s].name);
+            return mpce_pins_rd_fail(r, MPCE_PINS_READ_CORRUPT, r->secs[s].line,
+                                     "unknown section [%.*s]", (int)r->secs[s].len,
+                                     r->secs[s].name);
         count[kind]++;
         if (idx > max[kind]) {
             max[kind] = idx;
@@ -570,19 +310,19 @@ static enum mpce_pins_read_result check_sections(struct rd *r, struct vals *v)
     }
     for (int k = SEC_MODULE; k <= SEC_BLACKLIST; k++)
         if (count[k] != max[k])
-            return rd_fail(r, MPCE_PINS_READ_CORRUPT, max_line[k],
-                           "[%s.%zu] but only %zu %s sections: they must be numbered 1, 2, "
-                           "3... without gaps", k_sec_names[k], max[k], count[k],
-                           k_sec_names[k]);
+            return mpce_pins_rd_fail(r, MPCE_PINS_READ_CORRUPT, max_line[k],
+                                     "[%s.%zu] but only %zu %s sections: they must be "
+                                     "numbered 1, 2, 3... without gaps", k_sec_names[k],
+                                     max[k], count[k], k_sec_names[k]);
     v->nmod = count[SEC_MODULE];
     v->nrow = count[SEC_ROW];
     v->nbl = count[SEC_BLACKLIST];
     if ((v->nmod && !(v->mod = calloc(v->nmod, sizeof(*v->mod)))) ||
         (v->nrow && !(v->row = calloc(v->nrow, sizeof(*v->row)))) ||
         (v->nbl && !(v->bl = calloc(v->nbl, sizeof(*v->bl)))))
-        return rd_nomem(r);
+        return mpce_pins_rd_nomem(r);
     /* The seal line is the last key the scan saw. */
-    const struct raw_sec *ss = &r->secs[r->keys[r->nkey - 1].sec];
+    const struct pins_raw_sec *ss = &r->secs[r->keys[r->nkey - 1].sec];
     parse_section(ss->name, ss->len, &v->seal_kind, &v->seal_idx);
     return MPCE_PINS_READ_OK;
 }
@@ -592,7 +332,7 @@ static enum mpce_pins_read_result check_sections(struct rd *r, struct vals *v)
  * saw or "section:key" with a known key. Pass one (fill 0) records simple
  * keys and counts cand.N/why.N; pass two (fill 1) records those.
  */
-static enum mpce_pins_read_result dict_pass(struct rd *r, dictionary *d, struct vals *v,
+static enum mpce_pins_read_result dict_pass(struct pins_rd *r, dictionary *d, struct vals *v,
                                             int fill)
 {
     char sec[64];
@@ -608,7 +348,7 @@ static enum mpce_pins_read_result dict_pass(struct rd *r, dictionary *d, struct 
         enum sec_kind kind;
         size_t idx;
         if (parse_section(k, (size_t)(colon - k), &kind, &idx) != 0)
-            return rd_fail(r, MPCE_PINS_READ_CORRUPT, 0, "unexpected entry '%s'", k);
+            return mpce_pins_rd_fail(r, MPCE_PINS_READ_CORRUPT, 0, "unexpected entry '%s'", k);
         sec_name(sec, sizeof(sec), kind, idx);
         if (kind == v->seal_kind && idx == v->seal_idx && strcmp(key, "seal") == 0)
             continue;
@@ -666,7 +406,7 @@ static enum mpce_pins_read_result dict_pass(struct rd *r, dictionary *d, struct 
 }
 
 /* The counts of cand.N and why.N, and their arrays for pass two. */
-static enum mpce_pins_read_result check_cands(struct rd *r, struct vals *v)
+static enum mpce_pins_read_result check_cands(struct pins_rd *r, struct vals *v)
 {
     char sec[64];
     for (size_t i = 0; i < v->nrow; i++) {
@@ -683,12 +423,12 @@ static enum mpce_pins_read_result check_cands(struct rd *r, struct vals *v)
                           "its why.N", rt->ncand, rt->nwhy);
         if (rt->ncand && (!(rt->cand = calloc(rt->ncand, sizeof(*rt->cand))) ||
                           !(rt->why = calloc(rt->ncand, sizeof(*rt->why)))))
-            return rd_nomem(r);
+            return mpce_pins_rd_nomem(r);
     }
     return MPCE_PINS_READ_OK;
 }
 
-static enum mpce_pins_read_result missing(struct rd *r, const char *const *vals,
+static enum mpce_pins_read_result missing(struct pins_rd *r, const char *const *vals,
                                           const char *const *keys, size_t n, const char *sec)
 {
     for (size_t i = 0; i < n; i++)
@@ -698,7 +438,7 @@ static enum mpce_pins_read_result missing(struct rd *r, const char *const *vals,
 }
 
 /* [sec] key must pass check, one of pins_text.h's (the writer's too). */
-static enum mpce_pins_read_result rd_check(struct rd *r, const char *sec, const char *key,
+static enum mpce_pins_read_result rd_check(struct pins_rd *r, const char *sec, const char *key,
                                            const char *value,
                                            const char *(*check)(const char *))
 {
@@ -709,10 +449,10 @@ static enum mpce_pins_read_result rd_check(struct rd *r, const char *sec, const 
 #define SDUP(dst, src)                                                                   \
     do {                                                                                 \
         if (!((dst) = strdup(src)))                                                      \
-            return rd_nomem(r);                                                          \
+            return mpce_pins_rd_nomem(r);                                                          \
     } while (0)
 
-static enum mpce_pins_read_result conv_header(struct rd *r, const struct vals *v,
+static enum mpce_pins_read_result conv_header(struct pins_rd *r, const struct vals *v,
                                               struct mpce_pins *out)
 {
     enum mpce_pins_read_result res =
@@ -734,7 +474,7 @@ static enum mpce_pins_read_result conv_header(struct rd *r, const struct vals *v
     return MPCE_PINS_READ_OK;
 }
 
-static enum mpce_pins_read_result conv_size_mtime(struct rd *r, const char *sec,
+static enum mpce_pins_read_result conv_size_mtime(struct pins_rd *r, const char *sec,
                                                   const char *size, const char *mtime,
                                                   uint64_t *so, int64_t *mo)
 {
@@ -745,7 +485,7 @@ static enum mpce_pins_read_result conv_size_mtime(struct rd *r, const char *sec,
     return MPCE_PINS_READ_OK;
 }
 
-static enum mpce_pins_read_result conv_module(struct rd *r, size_t i, const char *const *f,
+static enum mpce_pins_read_result conv_module(struct pins_rd *r, size_t i, const char *const *f,
                                               struct mpce_pins_module *m)
 {
     char sec[64];
@@ -767,7 +507,7 @@ static enum mpce_pins_read_result conv_module(struct rd *r, size_t i, const char
     return MPCE_PINS_READ_OK;
 }
 
-static enum mpce_pins_read_result conv_blacklist(struct rd *r, size_t i, const char *const *f,
+static enum mpce_pins_read_result conv_blacklist(struct pins_rd *r, size_t i, const char *const *f,
                                                  struct mpce_pins_blacklist *b)
 {
     char sec[64];
@@ -784,7 +524,7 @@ static enum mpce_pins_read_result conv_blacklist(struct rd *r, size_t i, const c
 }
 
 /* cand.N = "IMPL STATUS MEDIAN SPREAD", single spaces. */
-static enum mpce_pins_read_result conv_cand(struct rd *r, const char *sec, size_t n,
+static enum mpce_pins_read_result conv_cand(struct pins_rd *r, const char *sec, size_t n,
                                             const char *val, const char *why,
                                             struct mpce_pins_cand *c)
 {
@@ -823,7 +563,7 @@ static enum mpce_pins_read_result conv_cand(struct rd *r, const char *sec, size_
 }
 
 /* plugins = "a b c": names split at single spaces, "" for none. */
-static enum mpce_pins_read_result conv_plugins(struct rd *r, const char *sec, const char *list,
+static enum mpce_pins_read_result conv_plugins(struct pins_rd *r, const char *sec, const char *list,
                                                struct mpce_pins_row *row)
 {
     if (!*list)
@@ -832,13 +572,13 @@ static enum mpce_pins_read_result conv_plugins(struct rd *r, const char *sec, co
     for (const char *c = list; *c; c++)
         np += *c == ' ';
     if (!(row->plugins = calloc(np, sizeof(*row->plugins))))
-        return rd_nomem(r);
+        return mpce_pins_rd_nomem(r);
     const char *s = list;
     for (size_t k = 0; k < np; k++) {
         const char *sp = strchr(s, ' ');
         size_t len = sp ? (size_t)(sp - s) : strlen(s);
         if (!(row->plugins[k] = strndup(s, len)))
-            return rd_nomem(r);
+            return mpce_pins_rd_nomem(r);
         row->n_plugins = k + 1;
         if (mpce_pins_check_name(row->plugins[k]))
             return rd_bad(r, sec, "plugins", "expected plugin names separated by single spaces");
@@ -847,7 +587,7 @@ static enum mpce_pins_read_result conv_plugins(struct rd *r, const char *sec, co
     return MPCE_PINS_READ_OK;
 }
 
-static enum mpce_pins_read_result conv_row(struct rd *r, size_t i, const struct row_tmp *rt,
+static enum mpce_pins_read_result conv_row(struct pins_rd *r, size_t i, const struct row_tmp *rt,
                                            struct mpce_pins_row *row)
 {
     char sec[64];
@@ -883,7 +623,7 @@ static enum mpce_pins_read_result conv_row(struct rd *r, size_t i, const struct 
     SDUP(row->slice_verdict, sverdict ? sverdict : "");
     if (rt->ncand) {
         if (!(row->cands = calloc(rt->ncand, sizeof(*row->cands))))
-            return rd_nomem(r);
+            return mpce_pins_rd_nomem(r);
         row->n_cands = rt->ncand;
         for (size_t k = 0; k < rt->ncand; k++)
             if ((res = conv_cand(r, sec, k + 1, rt->cand[k], rt->why[k], &row->cands[k])) !=
@@ -893,13 +633,13 @@ static enum mpce_pins_read_result conv_row(struct rd *r, size_t i, const struct 
     char key[32], msg[400];
     int bad = mpce_pins_check_row(row, key, sizeof(key), msg, sizeof(msg));
     if (bad < 0)
-        return rd_nomem(r);
+        return mpce_pins_rd_nomem(r);
     return bad ? rd_bad(r, sec, key, "%s", msg) : MPCE_PINS_READ_OK;
 }
 
 /* What only the whole file shows: a plugin's module or a row's key twice,
  * of which the selector could only ever see one. */
-static enum mpce_pins_read_result check_unique(struct rd *r, const struct mpce_pins *p)
+static enum mpce_pins_read_result check_unique(struct pins_rd *r, const struct mpce_pins *p)
 {
     char sec[64];
     size_t first = 0, again = 0;
@@ -915,11 +655,11 @@ static enum mpce_pins_read_result check_unique(struct rd *r, const struct mpce_p
     if (dup > 0)
         return rd_bad(r, sec_name(sec, sizeof(sec), SEC_ROW, again + 1), "key",
                       "'%s' is also the key of [row.%zu]", p->rows[again].key, first + 1);
-    return dup < 0 ? rd_nomem(r) : MPCE_PINS_READ_OK;
+    return dup < 0 ? mpce_pins_rd_nomem(r) : MPCE_PINS_READ_OK;
 }
 
 /* The checked dictionary into out (which the caller frees on failure). */
-static enum mpce_pins_read_result convert(struct rd *r, dictionary *d, struct mpce_pins *out)
+static enum mpce_pins_read_result convert(struct pins_rd *r, dictionary *d, struct mpce_pins *out)
 {
     struct vals v = {0};
     enum mpce_pins_read_result res = check_format(r, d);
@@ -935,7 +675,7 @@ static enum mpce_pins_read_result convert(struct rd *r, dictionary *d, struct mp
         res = conv_header(r, &v, out);
     if (res == MPCE_PINS_READ_OK && v.nmod) {
         if (!(out->modules = calloc(v.nmod, sizeof(*out->modules))))
-            res = rd_nomem(r);
+            res = mpce_pins_rd_nomem(r);
         else
             out->n_modules = v.nmod;
     }
@@ -943,7 +683,7 @@ static enum mpce_pins_read_result convert(struct rd *r, dictionary *d, struct mp
         res = conv_module(r, i, v.mod[i], &out->modules[i]);
     if (res == MPCE_PINS_READ_OK && v.nrow) {
         if (!(out->rows = calloc(v.nrow, sizeof(*out->rows))))
-            res = rd_nomem(r);
+            res = mpce_pins_rd_nomem(r);
         else
             out->n_rows = v.nrow;
     }
@@ -951,7 +691,7 @@ static enum mpce_pins_read_result convert(struct rd *r, dictionary *d, struct mp
         res = conv_row(r, i, &v.row[i], &out->rows[i]);
     if (res == MPCE_PINS_READ_OK && v.nbl) {
         if (!(out->blacklist = calloc(v.nbl, sizeof(*out->blacklist))))
-            res = rd_nomem(r);
+            res = mpce_pins_rd_nomem(r);
         else
             out->n_blacklist = v.nbl;
     }
@@ -963,96 +703,15 @@ static enum mpce_pins_read_result convert(struct rd *r, dictionary *d, struct mp
     return res;
 }
 
-/* The whole file from fd (at most PINS_MAX_BYTES), NUL-terminated. */
-static enum mpce_pins_read_result slurp(struct rd *r, int fd, const struct stat *st,
-                                        char **textp)
-{
-    if (st->st_size > (off_t)PINS_MAX_BYTES)
-        return rd_fail(r, MPCE_PINS_READ_CORRUPT, 0,
-                       "too large (%jd bytes, a pins file holds at most %u)",
-                       (intmax_t)st->st_size, PINS_MAX_BYTES);
-    size_t cap = (size_t)st->st_size + 1, len = 0;
-    char *buf = malloc(cap + 1);
-    if (!buf)
-        return rd_nomem(r);
-    for (;;) {
-        if (len == cap) {
-            if (cap > PINS_MAX_BYTES) {
-                free(buf);
-                return rd_fail(r, MPCE_PINS_READ_CORRUPT, 0,
-                               "too large (a pins file holds at most %u bytes)",
-                               PINS_MAX_BYTES);
-            }
-            size_t ncap = cap * 2 > PINS_MAX_BYTES + 1u ? PINS_MAX_BYTES + 1u : cap * 2;
-            char *tmp = realloc(buf, ncap + 1);
-            if (!tmp) {
-                free(buf);
-                return rd_nomem(r);
-            }
-            buf = tmp;
-            cap = ncap;
-        }
-        ssize_t n = read(fd, buf + len, cap - len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            int err = errno;
-            free(buf);
-            errno = err;
-            return rd_fail(r, MPCE_PINS_READ_ERROR, 0, "cannot read: %s", strerror(err));
-        }
-        if (n == 0)
-            break;
-        len += (size_t)n;
-    }
-    buf[len] = '\0';
-    if (memchr(buf, '\0', len)) {
-        free(buf);
-        return rd_fail(r, MPCE_PINS_READ_CORRUPT, 0, "contains NUL bytes: not a pins file");
-    }
-    *textp = buf;
-    r->text = buf;
-    r->len = len;
-    return MPCE_PINS_READ_OK;
-}
-
-
-/* O_NONBLOCK: a FIFO at the path must not block the open, and what is
- * opened is then checked to be a regular file. */
-static enum mpce_pins_read_result open_file(struct rd *r, int *fdp, struct stat *st)
-{
-    int fd = open(r->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-    if (fd < 0) {
-        int err = errno;
-        if (err == ENOENT)
-            return rd_fail(r, MPCE_PINS_READ_MISSING, 0, "no such file");
-        if (err == ELOOP)
-            return rd_fail(r, MPCE_PINS_READ_CORRUPT, 0,
-                           "is a symbolic link: pins files are never read through links");
-        return rd_fail(r, MPCE_PINS_READ_ERROR, 0, "cannot open: %s", strerror(err));
-    }
-    if (fstat(fd, st) != 0) {
-        int err = errno;
-        close(fd);
-        return rd_fail(r, MPCE_PINS_READ_ERROR, 0, "cannot stat: %s", strerror(err));
-    }
-    if (!S_ISREG(st->st_mode)) {
-        close(fd);
-        return rd_fail(r, MPCE_PINS_READ_ERROR, 0, "is %s, not a pins file",
-                       S_ISDIR(st->st_mode) ? "a directory" : "a device or special file");
-    }
-    *fdp = fd;
-    return MPCE_PINS_READ_OK;
-}
-
 /* iniparser reads by name: give it the descriptor's, so it parses the file
  * whose seal was checked, whatever the path names now. */
-static enum mpce_pins_read_result load_dict(struct rd *r, int fd, dictionary **dp)
+static enum mpce_pins_read_result load_dict(struct pins_rd *r, int fd, dictionary **dp)
 {
     char fd_name[64];
     if (mpce_fd_proc_name(fd, fd_name) != 0)
-        return rd_fail(r, MPCE_PINS_READ_ERROR, 0,
-                       "cannot parse the checked file through /proc/self/fd: mount /proc");
+        return mpce_pins_rd_fail(r, MPCE_PINS_READ_ERROR, 0,
+                                 "cannot parse the checked file through /proc/self/fd: "
+                                 "mount /proc");
     const char *error;
     *dp = mpce_ini_load(fd_name, &error);
     if (*dp)
@@ -1065,19 +724,19 @@ static enum mpce_pins_read_result load_dict(struct rd *r, int fd, dictionary **d
     /* The text passed the line check: only running out of memory, or a file
      * changed in place since, makes iniparser fail. */
     if (strstr(pins_ini_msg, "memory") || strstr(pins_ini_msg, "cannot open"))
-        return rd_fail(r, MPCE_PINS_READ_ERROR, 0, "%s", pins_ini_msg);
-    return rd_fail(r, MPCE_PINS_READ_CORRUPT, 0, "changed while it was read (%s)",
-                   pins_ini_msg[0] ? pins_ini_msg : "iniparser failed");
+        return mpce_pins_rd_fail(r, MPCE_PINS_READ_ERROR, 0, "%s", pins_ini_msg);
+    return mpce_pins_rd_fail(r, MPCE_PINS_READ_CORRUPT, 0, "changed while it was read (%s)",
+                             pins_ini_msg[0] ? pins_ini_msg : "iniparser failed");
 }
 
 /* convert() reads numbers as the writer wrote them: in the C locale. */
-static enum mpce_pins_read_result convert_in_c_locale(struct rd *r, dictionary *d,
+static enum mpce_pins_read_result convert_in_c_locale(struct pins_rd *r, dictionary *d,
                                                       struct mpce_pins *out)
 {
     locale_t c = mpce_pins_c_locale();
     if (c == (locale_t)0)
-        return rd_fail(r, MPCE_PINS_READ_ERROR, 0, "cannot set up the C locale: %s",
-                       strerror(errno));
+        return mpce_pins_rd_fail(r, MPCE_PINS_READ_ERROR, 0, "cannot set up the C locale: %s",
+                                 strerror(errno));
     locale_t old = uselocale(c);
     enum mpce_pins_read_result res = convert(r, d, out);
     uselocale(old);
@@ -1091,19 +750,12 @@ enum mpce_pins_read_result mpce_pins_read(const char *path, struct mpce_pins *ou
     memset(out, 0, sizeof(*out));
     if (why && why_len)
         why[0] = '\0';
-    struct rd r = {.path = path, .why = why, .why_len = why_len};
-    int fd = -1;
-    struct stat st;
-    enum mpce_pins_read_result res = open_file(&r, &fd, &st);
-    if (res != MPCE_PINS_READ_OK)
-        return res;
-    char *text = NULL;
+    struct pins_rd r = {.path = path, .why = why, .why_len = why_len};
+    int fd;
+    enum mpce_pins_read_result res = mpce_pins_scan(&r, &fd);
+    if (fd < 0)
+        return res; /* not opened: nothing to free */
     dictionary *d = NULL;
-    res = slurp(&r, fd, &st, &text);
-    if (res == MPCE_PINS_READ_OK)
-        res = check_seal(&r);
-    if (res == MPCE_PINS_READ_OK)
-        res = raw_scan(&r);
     if (res == MPCE_PINS_READ_OK)
         res = load_dict(&r, fd, &d);
     if (res == MPCE_PINS_READ_OK)
@@ -1113,7 +765,7 @@ enum mpce_pins_read_result mpce_pins_read(const char *path, struct mpce_pins *ou
     if (d)
         iniparser_freedict(d);
     close(fd);
-    free(text);
+    free(r.text);
     free(r.secs);
     free(r.keys);
     if (res != MPCE_PINS_READ_OK)

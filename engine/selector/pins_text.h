@@ -132,4 +132,63 @@ void mpce_pins_why(char *why, size_t why_len, const char *fmt, ...)
  * file the directory is made for. */
 int mpce_pins_make_dir(const char *dir, const char *path, char *why, size_t why_len);
 
+/*
+ * ---- The reader's two halves only: pins_scan.c and pins_read.c ----
+ *
+ * pins_scan.c opens the file, reads it whole, checks the seal and indexes
+ * the text's sections and keys with their lines; pins_read.c then has
+ * iniparser parse the same descriptor, checks the dictionary against that
+ * index and converts the values. The writer uses none of this.
+ */
+
+/* A section or key as the text has it (not NUL-terminated). */
+struct pins_raw_sec {
+    const char *name;
+    size_t len;
+    unsigned line;
+};
+
+struct pins_raw_key {
+    size_t sec;                /* its section, an index into secs */
+    const char *name;
+    size_t len;
+    const char *val;           /* the value without its quotes */
+    size_t vlen;
+    unsigned line;
+};
+
+/* One read: where its message goes, then what the scan found. The reader
+ * frees text, secs and keys, whatever the result. */
+struct pins_rd {
+    const char *path;
+    char *why;
+    size_t why_len;
+    char *text;                /* the whole file, NUL-terminated */
+    size_t len;
+    struct pins_raw_sec *secs; /* in the order of the text */
+    size_t nsec, capsec;
+    struct pins_raw_key *keys; /* the same */
+    size_t nkey, capkey;
+};
+
+/* why = "PATH:LINE: message" ("PATH: message" when line is 0); returns res. */
+enum mpce_pins_read_result mpce_pins_rd_fail(struct pins_rd *r, enum mpce_pins_read_result res,
+                                             unsigned line, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* Out of memory: errno ENOMEM, its message, MPCE_PINS_READ_ERROR. */
+enum mpce_pins_read_result mpce_pins_rd_nomem(struct pins_rd *r);
+
+/* a[0..al) against b[0..bl), ignoring case as iniparser folds names. */
+int mpce_pins_span_cmp(const char *a, size_t al, const char *b, size_t bl);
+
+/*
+ * Open r->path (no symbolic link, a regular file), read it whole, check the
+ * seal and scan the text into r->secs and r->keys, refusing duplicates.
+ * *fdp is -1 only when nothing was opened (and nothing allocated);
+ * otherwise the caller closes it, whatever the result: iniparser parses
+ * the file through it.
+ */
+enum mpce_pins_read_result mpce_pins_scan(struct pins_rd *r, int *fdp);
+
 #endif
