@@ -204,10 +204,10 @@ static void test_large_only_pinned_where_it_wins(void)
     CU_ASSERT(strstr(out_text, "prg.ecb.medium") != NULL); /* the verdict table */
     struct mpce_pins p;
     CU_ASSERT_FATAL(read_pins(&p));
-    /* 500 us per call before any work: soft wins 1024 blocks, the module
-     * 32768 and more (its crossover is near 6500 blocks). */
+    /* 2 ms per call before any work: soft wins 1024 blocks, the module
+     * 262144 (its crossover is near 26000 blocks, so the medium row, 32768
+     * blocks, is a close call either way and not asserted). */
     CU_ASSERT_STRING_EQUAL(winner(&p, "prg.ecb.small"), "prg-soft-bitslice");
-    CU_ASSERT_STRING_EQUAL(winner(&p, "prg.ecb.medium"), "prg-tune-large");
     CU_ASSERT_STRING_EQUAL(winner(&p, "prg.ecb.large"), "prg-tune-large");
     CU_ASSERT_STRING_EQUAL(winner(&p, "prg.ctr.small"), "prg-soft-bitslice");
     CU_ASSERT_STRING_EQUAL(winner(&p, "prg.ctr.large"), "prg-tune-large");

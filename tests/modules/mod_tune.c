@@ -18,9 +18,10 @@
  *   LARGE  tunelarge, prg-tune-large: always correct; each call busy-waits
  *          TUNE_LARGE_WAIT_NS on CLOCK_MONOTONIC, then runs OpenSSL's AES
  *          (AES-NI where the CPU has it). It loses to prg-soft-bitslice on
- *          small calls (>= 2x at 1024 blocks) and wins on large ones (>= 2x
- *          at 65536): the crossover was measured at about 6400 blocks on an
- *          AMD EPYC, where soft takes ~78 ns a block
+ *          small calls and wins on large ones: 2 ms puts the crossover near
+ *          26000 blocks on an AMD EPYC Zen 4, where soft takes ~78 ns a
+ *          block, so soft still wins 1024 blocks by far under a sanitizer
+ *          (which slows soft, not OpenSSL) and the module 262144 blocks
  *
  * A work element is the size classes' unit: a 16-byte block for ecb and
  * ctr, blocks x keys (n * m) for mmo. The engine splits a PORTABLE
@@ -62,10 +63,12 @@
 #define TUNE_BAD_ELEMENTS 4096u
 #define TUNE_WRONG_ELEMENTS 1024u
 /* LARGE's fixed cost per call: at 40 us it already beat soft at 1024 blocks
- * (~42 us against ~80 us); 500 us puts the crossover midway, on a log
- * scale, between 1024 and 65536 blocks on the CPU it was measured on. */
+ * (~42 us against ~80 us); at 500 us an AddressSanitizer build, whose soft
+ * kernels run several times slower, let it win 1024 blocks too; 2 ms keeps
+ * the small class soft's and the large class (262144 blocks: ~20 ms of
+ * soft) the module's in every build. */
 #ifndef TUNE_LARGE_WAIT_NS
-#define TUNE_LARGE_WAIT_NS 500000L
+#define TUNE_LARGE_WAIT_NS 2000000L
 #endif
 
 /* The EVP state, and m for counting mmo's work elements (evp_prg's state is
