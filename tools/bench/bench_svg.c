@@ -644,8 +644,10 @@ static void notes(FILE *fp, const struct panel *pn)
 static void panel(FILE *fp, const struct panel *pn)
 {
     fprintf(fp, "<g class=\"panel\" data-op=\"%s\">\n", pn->point[0].op);
-    fprintf(fp, "<text x=\"%d\" y=\"%.1f\" font-size=\"14\" font-weight=\"bold\">%s</text>\n",
-            TEXT_X, pn->top + 18, pn->point[0].op);
+    fprintf(fp, "<text x=\"%d\" y=\"%.1f\" font-size=\"14\" font-weight=\"bold\">",
+            TEXT_X, pn->top + 18);
+    esc(fp, pn->point[0].panel, sizeof(pn->point[0].panel));
+    fputs("</text>\n", fp);
     axes(fp, pn);
     classes(fp, pn);
     if (!pn->have_y)
@@ -691,14 +693,14 @@ static void heading(FILE *fp, const struct mpce_bench_plot *p)
 
 int mpce_bench_plot_svg(const struct mpce_bench_plot *p, FILE *fp)
 {
-    /* Panels: runs of points of one op, in the sweep's order. */
+    /* Panels: runs of points of one op and variant, in the sweep's order. */
     struct panel *pn = calloc(p->n ? p->n : 1, sizeof(*pn));
     if (!pn)
         return -1;
     size_t np = 0;
     double height = HEAD;
     for (size_t i = 0; i < p->n; i++) {
-        if (i == 0 || strcmp(p->point[i].op, p->point[i - 1].op) != 0) {
+        if (i == 0 || strcmp(p->point[i].panel, p->point[i - 1].panel) != 0) {
             pn[np].point = &p->point[i];
             np++;
         }

@@ -15,6 +15,18 @@
 #include "tools/bench/bench.h"
 #include "tools/bench/bench_sweep.h"
 
+/* A point's panel: its op, and for the NTT and the LPN fold the variant the
+ * selector pins apart (the modulus width, the table's size). */
+static void panel_name(const struct mpce_bench_shape *s, char *buf, size_t len)
+{
+    if (s->prim == MPCE_PRIM_NTT)
+        snprintf(buf, len, "%s, q %s 2^50", s->op, s->q >> 50 ? ">=" : "<");
+    else if (s->prim == MPCE_PRIM_LPN)
+        snprintf(buf, len, "%s, 2^%llu-block table", s->op, (unsigned long long)s->logk);
+    else
+        snprintf(buf, len, "%s", s->op);
+}
+
 /* Five to seven points per op, tiny to large, in order of work elements,
  * chosen so that the whole sweep takes well under a minute on two cores
  * with the sweep's timing: the soft implementations' large calls dominate
@@ -49,6 +61,13 @@ static const struct {
     {"ntt.forward", "N=4096,B=16,q=61bit"},
     {"ntt.forward", "N=4096,B=64,q=61bit"},
     {"ntt.forward", "N=16384,B=64,q=61bit"},
+    /* The modulus below 2^50 (IFMA's), which the selector pins apart. */
+    {"ntt.forward", "N=1024,B=1,q=50bit"},
+    {"ntt.forward", "N=4096,B=1,q=50bit"},
+    {"ntt.forward", "N=4096,B=4,q=50bit"},
+    {"ntt.forward", "N=4096,B=16,q=50bit"},
+    {"ntt.forward", "N=4096,B=64,q=50bit"},
+    {"ntt.forward", "N=16384,B=64,q=50bit"},
     {"ntt.inverse", "N=32,B=1,q=61bit"},
     {"ntt.inverse", "N=1024,B=1,q=61bit"},
     {"ntt.inverse", "N=4096,B=1,q=61bit"},
@@ -56,6 +75,12 @@ static const struct {
     {"ntt.inverse", "N=4096,B=16,q=61bit"},
     {"ntt.inverse", "N=4096,B=64,q=61bit"},
     {"ntt.inverse", "N=16384,B=64,q=61bit"},
+    /* A table in L2 (2^16 blocks) as well as Ferret's (2^19). */
+    {"lpn.fold", "logk=16,n=16"},
+    {"lpn.fold", "logk=16,n=256"},
+    {"lpn.fold", "logk=16,n=4096"},
+    {"lpn.fold", "logk=16,n=65536"},
+    {"lpn.fold", "logk=16,n=262144"},
     {"lpn.fold", "logk=19,n=16"},
     {"lpn.fold", "logk=19,n=256"},
     {"lpn.fold", "logk=19,n=4096"},
@@ -263,6 +288,7 @@ static mpce_status select_points(mpce_engine *e, const mpce_bench_options *o,
             continue;
         struct mpce_bench_plot_point *pt = &p->point[p->n++];
         snprintf(pt->op, sizeof(pt->op), "%s", s.op);
+        panel_name(&s, pt->panel, sizeof(pt->panel));
         snprintf(pt->shape, sizeof(pt->shape), "%s", s.text);
         snprintf(pt->unit, sizeof(pt->unit), "%s", mpce_bench_unit(&s));
         pt->x = mpce_bench_work_elements(&s);

@@ -24,6 +24,8 @@ struct mpce_bench_plot_cand {
 /* One point: one row of the harness. */
 struct mpce_bench_plot_point {
     char op[24], shape[128];
+    char panel[80];           /* its panel: the op, and the variant the selector
+                                 routes apart ("ntt.forward, q < 2^50") */
     uint64_t x;               /* work elements */
     int prg;                  /* y is time per block, not the row's GB/s */
     char unit[16];            /* the row's unit */
