@@ -576,6 +576,13 @@ static void test_export_import_clear(void)
     CU_ASSERT(run(show) == 0);
     CU_ASSERT(strstr(out_text, "lpn.fold.kbig.large") != NULL);
     CU_ASSERT(strstr(out_text, "current") != NULL);
+    /* Checked against a side-by-side run at each row's shape (one
+     * implementation here: always the fastest). */
+    const char *ver[] = {MPCENGINE_BIN, "pins", "--verify", "--config", conf, "--plugin-path",
+                         TUNE_DIR "/large", NULL};
+    CU_ASSERT(run(ver) == 0);
+    CU_ASSERT(strstr(out_text, "lpn.fold.k16.small") != NULL);
+    CU_ASSERT(strstr(out_text, "6 rows checked, 0 not the fastest beyond the noise") != NULL);
     /* Another machine's file is refused. */
     free(p.cpu);
     p.cpu = strdup("x86 GenuineIntel family 6 model 143 (another machine)");

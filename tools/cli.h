@@ -28,6 +28,13 @@ int cmd_bench(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
 int cmd_pins(int argc, char **argv);
 
+struct mpce_engine;
+struct mpce_pins;
+/* mpcengine pins --verify (tools/pins_verify.c): p's current rows against a
+ * side-by-side run at each row's shape; CLI_EXIT_ENGINE if a winner is not
+ * the fastest beyond that run's noise. */
+int cli_pins_verify(struct mpce_engine *e, const struct mpce_pins *p, const char *path);
+
 /* Usage text of each subcommand, shown by --help and by group help. */
 extern const char cli_usage_list[];
 extern const char cli_usage_config[];

@@ -16,7 +16,7 @@
 #include "tools/cli_engine.h"
 
 const char cli_usage_pins[] =
-    "usage: mpcengine pins [--clear | --export FILE | --import FILE]\n"
+    "usage: mpcengine pins [--clear | --export FILE | --import FILE | --verify]\n"
     "                      [--config FILE] [--plugin-path DIRS]\n"
     "  Show the selector's pins files (the system's, then the user's cache): when\n"
     "  and how hard they were measured, each row's winner, runner-up and verdict,\n"
@@ -30,6 +30,10 @@ const char cli_usage_pins[] =
     "  --import FILE      install FILE as this machine's pins after checking its seal\n"
     "                     and that its signature (CPU, engine, variable-time policy,\n"
     "                     every module's file and SHA-256) matches this machine\n"
+    "  --verify           run every implementation side by side at each current\n"
+    "                     row's shape, as `mpcengine bench` does, and say whether the\n"
+    "                     pinned winner is the fastest there or within that run's\n"
+    "                     noise (exit 1 if one is not: `mpcengine tune --force`)\n"
     "  --config FILE      read FILE instead of the administrator's engine.conf\n"
     "  --plugin-path DIRS module directories, ':'-separated, replacing plugin_path\n"
     "  --help             show this text\n";
@@ -134,16 +138,17 @@ static int import(const struct cli_cmd *cmd, mpce_engine *e, const char *file)
 int cmd_pins(int argc, char **argv)
 {
     struct cli_opt opts[] = {{"clear", 0, NULL}, {"export", CLI_ARG, NULL},
-                             {"import", CLI_ARG, NULL}, CLI_COMMON_OPTS};
+                             {"import", CLI_ARG, NULL}, {"verify", 0, NULL}, CLI_COMMON_OPTS};
     const struct cli_cmd cmd = {"mpcengine pins", cli_usage_pins, opts};
     int rc = cli_parse(&cmd, argc, argv);
     if (rc != CLI_PARSED)
         return cli_parse_exit(rc);
     const char *exp = cli_value(&cmd, "export"), *imp = cli_value(&cmd, "import");
     const int clear = cli_value(&cmd, "clear") != NULL;
-    if (cli_value(&cmd, "impl") != NULL || (!!exp + !!imp + clear) > 1)
-        return cli_fail(&cmd, CLI_EXIT_USAGE, "use at most one of --clear, --export and "
-                        "--import (and no --impl)");
+    const int verify = cli_value(&cmd, "verify") != NULL;
+    if (cli_value(&cmd, "impl") != NULL || (!!exp + !!imp + clear + verify) > 1)
+        return cli_fail(&cmd, CLI_EXIT_USAGE, "use at most one of --clear, --export, --import "
+                        "and --verify (and no --impl)");
     mpce_engine *e;
     if ((rc = cli_engine_untuned(&cmd, &e)) != 0)
         return rc;
@@ -152,6 +157,15 @@ int cmd_pins(int argc, char **argv)
     rc = CLI_EXIT_OK;
     if (imp) {
         rc = import(&cmd, e, imp);
+    } else if (verify) {
+        struct mpce_pins p;
+        if (!in_use(e, path, sizeof(path), &p))
+            rc = cli_fail(&cmd, CLI_EXIT_ENGINE, "--verify: no pins file measured on this "
+                          "machine: run `mpcengine tune` first");
+        else {
+            rc = cli_pins_verify(e, &p, path);
+            mpce_pins_free(&p);
+        }
     } else if (exp) {
         struct mpce_pins p;
         if (!in_use(e, path, sizeof(path), &p))

@@ -22,7 +22,7 @@ static const char usage[] =
     "  bench [--op OP --shape S] every implementation side by side against baselines\n"
     "  tune [--effort E]         measure the implementations and pin the fastest correct\n"
     "                            one per operation, variant and size class\n"
-    "  pins [--clear|--export F|--import F]\n"
+    "  pins [--clear|--export F|--import F|--verify]\n"
     "                            the pins \"auto\" follows, where they came from, and\n"
     "                            whether they are current\n"
     "Every command takes --config FILE and --help, and all but tune and pins --impl NAME\n"
