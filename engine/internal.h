@@ -158,7 +158,6 @@ struct mpce_route_entry {
     const char *pin_name;           /* the pinned implementation's name */
     const char *source;             /* "priority", the pin's source, or the
                                        selector's row ("pins FILE: KEY ...") */
-    int measured;                   /* ordered by the selector's row */
 };
 
 /* Variants of a context's parameters that are routed apart

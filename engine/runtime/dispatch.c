@@ -171,7 +171,6 @@ mpce_status mpce_dispatch_build(mpce_engine *e)
                 const char *path = NULL, *date = NULL;
                 const struct mpce_pins_row *row =
                     mpce_selector_row(e, (enum mpce_op_id)op, v, sc, &path, &date);
-                r->measured = row != NULL;
                 r->source = row ? row_source(&strings, &used, &cap, path, date, row)
                                 : "priority";
                 for (size_t i = 0; i < e->n_slots; i++) {

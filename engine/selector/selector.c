@@ -293,7 +293,6 @@ static void index_file(mpce_engine *e, struct mpce_selector *sel, size_t f, int 
         }
         sel->by_key[at] = row;
         sel->by_file[at] = (unsigned char)f;
-        sel->n_current++;
     }
 }
 
@@ -303,7 +302,7 @@ static void index_rows(mpce_engine *e, struct mpce_selector *sel, int quiet)
 {
     memset(sel->by_key, 0, sizeof(*sel->by_key) * N_ROWS);
     memset(sel->slice_min, 0, sizeof(*sel->slice_min) * MPCE_OP_COUNT * e->n_slots);
-    sel->n_current = sel->n_stale = 0;
+    sel->n_stale = 0;
     unsigned char *stale = calloc(N_ROWS, 1);
     if (!stale)
         return; /* out of memory: priority order */

@@ -52,7 +52,6 @@ struct mpce_selector {
     const struct mpce_pins_row **by_key; /* [op][variant][size class]: current rows */
     unsigned char *by_file;         /* ... and which file each came from */
     uint64_t *slice_min;            /* [op][slot index]: measured thresholds */
-    unsigned n_current;             /* rows in use */
     unsigned n_stale;               /* row keys stale in a file and current in none */
     char cpu[512];                  /* this CPU's signature, computed once */
 };
