@@ -195,6 +195,27 @@ static const char *route(mpce_engine *e, const char *op, const char *variant,
     return "(no route)";
 }
 
+/* A plugin directory of this test's holding a copy of module so alone (its
+ * path into so_path, when not NULL, malloc'd). */
+static void plugin_dir_with(const char *so, char *plugdir, size_t len, char **so_path)
+{
+    snprintf(plugdir, len, "%s/plugins", dir);
+    CU_ASSERT_FATAL(mkdir(plugdir, 0755) == 0);
+    char *copy = tu_copy_into(so, plugdir, 0755);
+    if (so_path)
+        *so_path = copy;
+    else
+        free(copy);
+}
+
+/* Wait (at most a minute) for a tune started elsewhere to write the pins. */
+static void wait_for_pins(void)
+{
+    for (int waited = 0; access(pins_path, F_OK) != 0 && waited < 600; waited++)
+        usleep(100000);
+    CU_ASSERT(access(pins_path, F_OK) == 0);
+}
+
 /* ---- a module that wins only on large calls ------------------------------------ */
 
 static void test_large_only_pinned_where_it_wins(void)
@@ -312,10 +333,8 @@ static void test_signature_invalidates_only_affected_rows(void)
 {
     setup("auto");
     /* A copy of the large-only module, so that its file can be touched. */
-    char plugdir[4300];
-    snprintf(plugdir, sizeof(plugdir), "%s/plugins", dir);
-    CU_ASSERT_FATAL(mkdir(plugdir, 0755) == 0);
-    char *so = tu_copy_into(TUNE_DIR "/large/mod_tune.so", plugdir, 0644);
+    char plugdir[4300], *so;
+    plugin_dir_with(TUNE_DIR "/large/mod_tune.so", plugdir, sizeof(plugdir), &so);
     CU_ASSERT_FATAL(tune(NULL, plugdir) == 0);
     struct mpce_pins p;
     CU_ASSERT_FATAL(read_pins(&p));
@@ -821,10 +840,7 @@ static void test_modes(void)
     CU_ASSERT(strstr(log.text, "tuning in the background") != NULL);
     CU_ASSERT_STRING_EQUAL(route(e, "prg.ecb", "", "large", &source), "prg-soft-bitslice");
     mpce_engine_free(e);
-    int waited = 0;
-    while (access(pins_path, F_OK) != 0 && waited++ < 600)
-        usleep(100000);
-    CU_ASSERT(access(pins_path, F_OK) == 0);
+    wait_for_pins();
     teardown();
 }
 
@@ -902,9 +918,7 @@ static void test_unmeasured_accelerator_keeps_its_place(void)
 {
     setup("auto");
     char plugdir[4300];
-    snprintf(plugdir, sizeof(plugdir), "%s/plugins", dir);
-    CU_ASSERT_FATAL(mkdir(plugdir, 0755) == 0);
-    free(tu_copy_into(EMUDEV_SO, plugdir, 0755));
+    plugin_dir_with(EMUDEV_SO, plugdir, sizeof(plugdir), NULL);
     mpce_engine *e = engine(plugdir, MPCE_OPT_NO_TUNE, NULL);
     CU_ASSERT_STRING_EQUAL(route(e, "ntt.forward", "qwide", "large", NULL), "ntt-emudev");
     mpce_engine_free(e);
@@ -927,15 +941,11 @@ static void test_background_tune_outlives_the_engine(void)
 {
     setup("auto");
     char plugdir[4300];
-    snprintf(plugdir, sizeof(plugdir), "%s/plugins", dir);
-    CU_ASSERT_FATAL(mkdir(plugdir, 0755) == 0);
-    free(tu_copy_into(WRONG_SO, plugdir, 0755));
+    plugin_dir_with(WRONG_SO, plugdir, sizeof(plugdir), NULL);
     write_conf("mode = background\n", PROBE_BIN);
     mpce_engine *e = engine(plugdir, 0, NULL);
     mpce_engine_free(e);
-    int waited = 0;
-    while (access(pins_path, F_OK) != 0 && waited++ < 600)
-        usleep(100000);
+    wait_for_pins();
     struct mpce_pins p;
     CU_ASSERT_FATAL(read_pins(&p));
     CU_ASSERT_EQUAL(p.n_blacklist, 0);
