@@ -146,6 +146,11 @@ struct mpce_slot {
     char reason[320];               /* why skipped/failed/not selectable */
     int broken;                     /* skipped for a fault, not a refusal (strict) */
     char note[160];                 /* load-time remark (a clamped priority) */
+    /* Its knobs (ABI 2.2, checked at load), and per knob the ops it
+     * changes as a bit mask of enum mpce_op_id. */
+    unsigned n_knobs;
+    const struct mpce_knob *knobs[MPCE_KNOB_MAX];
+    uint32_t knob_ops[MPCE_KNOB_MAX];
 };
 
 /* ---- dispatch (runtime/dispatch.c) --------------------------------------------------- */
@@ -158,6 +163,9 @@ struct mpce_route_entry {
     const char *pin_name;           /* the pinned implementation's name */
     const char *source;             /* "priority", the pin's source, or the
                                        selector's row ("pins FILE: KEY ...") */
+    /* The measured row's knob values, which apply to its winner only. */
+    const struct mpce_slot *knob_slot;
+    uint32_t knobs[MPCE_KNOB_MAX];
 };
 
 /* Variants of a context's parameters that are routed apart

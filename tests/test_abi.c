@@ -21,7 +21,7 @@
 static void test_abi_version(void)
 {
     CU_ASSERT_EQUAL(MPCE_PLUGIN_ABI_MAJOR, 2);
-    CU_ASSERT_EQUAL(MPCE_PLUGIN_ABI_MINOR, 1);
+    CU_ASSERT_EQUAL(MPCE_PLUGIN_ABI_MINOR, 2);
     CU_ASSERT_STRING_EQUAL(MPCE_PLUGIN_ENTRY_SYMBOL, "mpce_plugin_entry_v2");
     CU_ASSERT_EQUAL(MPCE_PRIM_PRG, 0);
     CU_ASSERT_EQUAL(MPCE_PRIM_NTT, 1);
@@ -36,6 +36,9 @@ static void test_abi_version(void)
     CU_ASSERT_EQUAL(MPCE_CLASS_SIMD, 1);
     CU_ASSERT_EQUAL(MPCE_CLASS_ACCEL, 2);
     CU_ASSERT_EQUAL(MPCE_OP_PENDING, 0x10000);
+    CU_ASSERT_EQUAL(MPCE_KNOB_MAX, 4);
+    CU_ASSERT_EQUAL(MPCE_KNOB_MAX_VALUES, 8);
+    CU_ASSERT_EQUAL(MPCE_KNOB_INFORMATIONAL, 0x1);
 }
 
 /* Every struct starts with its own size: the loader reads that first. */
@@ -44,6 +47,7 @@ static void test_size_first(void)
     PIN(struct mpce_host, struct_size, 0);
     PIN(struct mpce_call, struct_size, 0);
     PIN(struct mpce_impl, struct_size, 0);
+    PIN(struct mpce_knob, struct_size, 0);
     PIN(struct mpce_plugin, struct_size, 0);
     PIN(struct mpce_device, struct_size, 0);
     PIN(struct mpce_params, struct_size, 0);
@@ -64,11 +68,12 @@ static void test_lp64_layout(void)
     PIN(struct mpce_host, getenv, 32);
     PIN(struct mpce_host, complete, 40);
     PIN(struct mpce_host, host_data, 48);
-    CU_ASSERT_EQUAL(sizeof(struct mpce_call), 32);
+    CU_ASSERT_EQUAL(sizeof(struct mpce_call), 40);
     PIN(struct mpce_call, memory, 8);
     PIN(struct mpce_call, queue, 16);
     PIN(struct mpce_call, done, 24);
-    CU_ASSERT_EQUAL(sizeof(struct mpce_impl), 72);
+    PIN(struct mpce_call, knobs, 32); /* 2.2 */
+    CU_ASSERT_EQUAL(sizeof(struct mpce_impl), 88);
     PIN(struct mpce_impl, primitive, 8);
     PIN(struct mpce_impl, name, 16);
     PIN(struct mpce_impl, impl_class, 24);
@@ -79,6 +84,16 @@ static void test_lp64_layout(void)
     PIN(struct mpce_impl, ops, 48);
     PIN(struct mpce_impl, probe, 56);
     PIN(struct mpce_impl, serves, 64);
+    PIN(struct mpce_impl, n_knobs, 72); /* 2.2: a 2.0/2.1 impl ends here */
+    PIN(struct mpce_impl, knobs, 80);
+    CU_ASSERT_EQUAL(sizeof(struct mpce_knob), 56);
+    PIN(struct mpce_knob, name, 8);
+    PIN(struct mpce_knob, ops, 16);
+    PIN(struct mpce_knob, about, 24);
+    PIN(struct mpce_knob, flags, 32);
+    PIN(struct mpce_knob, default_value, 36);
+    PIN(struct mpce_knob, n_values, 40);
+    PIN(struct mpce_knob, values, 48);
     CU_ASSERT_EQUAL(sizeof(struct mpce_plugin), 96);
     PIN(struct mpce_plugin, abi_major, 8);
     PIN(struct mpce_plugin, abi_minor, 12);

@@ -191,7 +191,7 @@ static void test_abi_major(void)
 
 static void test_abi_minor(void)
 {
-    run_single("newminor", "newer than this engine's 2.1: upgrade libmpcengine");
+    run_single("newminor", "newer than this engine's 2.2: upgrade libmpcengine");
 }
 
 static void test_short_struct(void)
@@ -233,6 +233,20 @@ static void test_timing_flags(void)
     CU_ASSERT_STRING_EQUAL(tu_auto(e, "prg.ecb", NULL), "prg-soft-bitslice");
     mpce_engine_free(e);
     remove_dir(dir);
+}
+
+/* Knobs (ABI 2.2) that break a rule: the implementation is refused, naming
+ * the knob and the rule. */
+static void test_bad_knobs(void)
+{
+    run_single_impl("knobdup", "prg-test-knobdup", "knob 'batch' is declared twice");
+    run_single_impl("knoborder", "prg-test-knoborder",
+                    "knob 'tile': values must be strictly ascending (64 after 128)");
+    run_single_impl("knobdefault", "prg-test-knobdefault",
+                    "knob 'tile': its default 100 is not one of its values");
+    run_single_impl("knobops", "prg-test-knobops",
+                    "knob 'tile': ops names 'lpn.fold', which is not one of its primitive's "
+                    "data ops");
 }
 
 /* An implementation of a primitive that does not exist: refused, and naming
@@ -782,6 +796,7 @@ int main(void)
         {"short descriptor", test_short_struct},
         {"NULL required op", test_null_op},
         {"missing, double or unknown timing flags", test_timing_flags},
+        {"knobs that break a rule: refused, naming the knob", test_bad_knobs},
         {"unknown class, no host memory", test_bad_class_and_memory},
         {"unknown primitive: refused, named without a crash", test_unknown_primitive},
         {"an implementation that declined every vector fails", test_untested_is_not_passed},

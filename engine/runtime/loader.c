@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "engine/runtime/host.h"
+#include "engine/runtime/knobs.h"
 #include "engine/runtime/loader.h"
 #include "engine/runtime/module_file.h"
 
@@ -22,8 +23,8 @@
 #define HAS_FIELD(p, type, field) \
     ((p)->struct_size >= offsetof(type, field) + sizeof(((type *)0)->field))
 
-/* The descriptor structs are the same size at every minor of ABI 2 so far;
- * a minor that grows one adds its size here. */
+/* The descriptor structs' sizes at each minor of ABI 2: 2.2 added the
+ * implementation's knobs. */
 static size_t plugin_size(unsigned minor)
 {
     (void)minor;
@@ -32,8 +33,7 @@ static size_t plugin_size(unsigned minor)
 
 static size_t impl_size(unsigned minor)
 {
-    (void)minor;
-    return sizeof(struct mpce_impl);
+    return minor < 2 ? offsetof(struct mpce_impl, n_knobs) : sizeof(struct mpce_impl);
 }
 
 static size_t device_size(unsigned minor)
@@ -288,6 +288,9 @@ static void check_impl(mpce_engine *e, const struct mpce_module *m, const struct
     check_ops(m, im, ops, why, len);
     if (why[0])
         return;
+    mpce_knobs_check(im, m->minor, (mpce_primitive)im->primitive, why, len);
+    if (why[0])
+        return;
     int lo = class_lo[im->impl_class], hi = class_hi[im->impl_class];
     if (im->priority < lo || im->priority > hi) {
         *prio = im->priority < lo ? lo : hi;
@@ -399,6 +402,8 @@ static mpce_status add_module(mpce_engine *e, struct mpce_module *m, mpce_plugin
         st = mpce_registry_add_slot(e, m, im, &ops, dev, prio,
                                     why[0] ? MPCE_ST_SKIPPED : MPCE_ST_UNTESTED, why, broken,
                                     note);
+        if (st == MPCE_OK && !broken)
+            mpce_knobs_attach(e->slots[e->n_slots - 1], m->minor);
     }
     return st;
 }

@@ -60,8 +60,9 @@ extern "C" {
 #endif
 
 #define MPCE_PLUGIN_ABI_MAJOR 2u
-/* 2.0: the ops below without a "since 1" mark; 2.1: dpf.evalall_range. */
-#define MPCE_PLUGIN_ABI_MINOR 1u
+/* 2.0: the ops below without a "since 1" mark; 2.1: dpf.evalall_range;
+ * 2.2: knobs (struct mpce_knob, mpce_impl.knobs, mpce_call.knobs). */
+#define MPCE_PLUGIN_ABI_MINOR 2u
 #define MPCE_PLUGIN_ENTRY_SYMBOL "mpce_plugin_entry_v2"
 
 /* ---- how an op is called ------------------------------------------------- */
@@ -93,13 +94,28 @@ struct mpce_call {
     /* Non-NULL: the op may return MPCE_OP_PENDING (ASYNC implementations
      * only). NULL: the op must finish before it returns. */
     struct mpce_completion *done;
+    /* Since 2.2. NULL: every knob at its default. Else one value per knob
+     * the implementation declares (mpce_impl.knobs, in that order), each one
+     * of that knob's values: what the selector measured best for this call's
+     * size class, or what a caller named ("lpn-soft:chunk=64"). Read it with
+     * mpce_call_knob(). */
+    const uint32_t *knobs;
 };
 
 /* A host-memory call that finishes before it returns: what the engine passes
  * for plain host calls, and what a plugin passes to its own ops. */
 #define MPCE_CALL_HOST_INIT                                                                \
     {.struct_size = sizeof(struct mpce_call), .memory = MPCE_MEM_HOST, .queue = NULL,       \
-     .done = NULL}
+     .done = NULL, .knobs = NULL}
+
+/* Knob i's value for this call: the caller's, else dflt (the knob's default).
+ * A call from an engine before 2.2 carries none. */
+static inline uint32_t mpce_call_knob(const struct mpce_call *call, unsigned i, uint32_t dflt)
+{
+    if (call == NULL || call->struct_size < sizeof(struct mpce_call) || call->knobs == NULL)
+        return dflt;
+    return call->knobs[i];
+}
 
 /* ---- services the engine offers a module --------------------------------- */
 
@@ -323,6 +339,40 @@ struct mpce_shape {
     uint64_t units;        /* blocks, polynomials, outputs, points, keys or leaves */
 };
 
+/*
+ * A knob (since 2.2): a batch or tile size of an implementation that changes
+ * only its speed. Every value gives byte-identical outputs (the tests check
+ * each knob's extreme values on every op it names), so the selector may tune
+ * it: it measures the values on the production shape of each row the
+ * implementation wins, jointly with the implementation's other knobs of that
+ * op (knobs that share a cache are only meaningful together), and pins the
+ * best. Only LOCAL parameters may be knobs: nothing that changes an output,
+ * a key format or what is computed on secrets.
+ *
+ * Validated at load (the implementation is refused, with the reason, if
+ * not): name a plain lower-case word [a-z0-9_] of at most 15 characters,
+ * unique in the implementation; ops one or more of the primitive's data ops,
+ * space-separated; 1..MPCE_KNOB_MAX_VALUES values in strictly ascending
+ * order, the default among them; at most MPCE_KNOB_MAX knobs.
+ */
+#define MPCE_KNOB_MAX 4u
+#define MPCE_KNOB_MAX_VALUES 8u
+/* Swept and reported by a tune, never pinned: the knob's best value depends
+ * on something one process cannot see (what shares the cache, where the
+ * application's data lives), so the default stays and a person decides. */
+#define MPCE_KNOB_INFORMATIONAL 0x1u
+
+struct mpce_knob {
+    size_t struct_size;
+    const char *name;         /* "chunk" */
+    const char *ops;          /* the ops it changes: "lpn.fold", "dpf.eval dpf.eval_keys" */
+    const char *about;        /* one line for listings: what it sizes */
+    uint32_t flags;           /* MPCE_KNOB_INFORMATIONAL */
+    uint32_t default_value;
+    size_t n_values;
+    const uint32_t *values;   /* ascending */
+};
+
 /* One implementation of one primitive. */
 struct mpce_impl {
     size_t struct_size;
@@ -355,6 +405,11 @@ struct mpce_impl {
      * (tests/vectors/ in the source tree holds the records.) */
     int (*serves)(void *module_state, const struct mpce_params *params,
                   const struct mpce_shape *shape, char *why, size_t why_len);
+    /* Since 2.2: the implementation's knobs, in the order of mpce_call.knobs
+     * (0 and NULL: none). A module built for 2.0 or 2.1 sets struct_size to
+     * offsetof(struct mpce_impl, n_knobs). */
+    size_t n_knobs;
+    const struct mpce_knob *const *knobs;
 };
 
 /* What the entry symbol returns; storage owned by the module. */

@@ -39,6 +39,10 @@
  *                lacks): the mmo m = 4 records are declined, the rest run, it
  *                passes; the refusals write error detail during the lazy
  *                self-test that a successful call must not leave behind
+ *   KNOBDUP      two knobs named "batch"
+ *   KNOBORDER    a knob's values not ascending (64 after 128)
+ *   KNOBDEFAULT  a knob whose default (100) is not among its values
+ *   KNOBOPS      a knob naming lpn.fold, an op of another primitive
  */
 #include "config.h"
 
@@ -97,6 +101,14 @@
 #define V onekey
 #elif defined(VARIANT_REFUSEM4)
 #define V refusem4
+#elif defined(VARIANT_KNOBDUP)
+#define V knobdup
+#elif defined(VARIANT_KNOBORDER)
+#define V knoborder
+#elif defined(VARIANT_KNOBDEFAULT)
+#define V knobdefault
+#elif defined(VARIANT_KNOBOPS)
+#define V knobops
 #else
 #error "build with one -DVARIANT_<NAME>"
 #endif
@@ -224,8 +236,47 @@ static const struct mpce_device *const devices[] = {&bad_device0, &bad_device1};
 
 /* ---- the implementation ------------------------------------------------------ */
 
+/* Knob declarations, each broken as its variant says (the first is sound). */
+#if defined(VARIANT_KNOBDUP) || defined(VARIANT_KNOBORDER) || defined(VARIANT_KNOBDEFAULT) || \
+    defined(VARIANT_KNOBOPS)
+static const uint32_t good_values[] = {32, 64, 128};
+static const struct mpce_knob knob_batch = {
+    .struct_size = sizeof(struct mpce_knob), .name = "batch", .ops = "prg.ecb prg.ctr",
+    .default_value = 64, .n_values = 3, .values = good_values};
+static const struct mpce_knob knob_second = {
+    .struct_size = sizeof(struct mpce_knob),
+#if defined(VARIANT_KNOBDUP)
+    .name = "batch",
+#else
+    .name = "tile",
+#endif
+#if defined(VARIANT_KNOBOPS)
+    .ops = "prg.mmo lpn.fold",
+#else
+    .ops = "prg.mmo",
+#endif
+#if defined(VARIANT_KNOBDEFAULT)
+    .default_value = 100,
+#else
+    .default_value = 32,
+#endif
+    .n_values = 3,
+#if defined(VARIANT_KNOBORDER)
+    .values = (const uint32_t[]){32, 128, 64},
+#else
+    .values = good_values,
+#endif
+};
+static const struct mpce_knob *const knobs[] = {&knob_batch, &knob_second};
+#endif
+
 static const struct mpce_impl impl = {
+#if defined(VARIANT_OLDMINOR)
+    /* A 2.0 implementation ends before the knobs (2.2). */
+    .struct_size = offsetof(struct mpce_impl, n_knobs),
+#else
     .struct_size = sizeof(struct mpce_impl),
+#endif
 #if defined(VARIANT_OLDMINOR)
     .primitive = MPCE_PRIM_DPF,
     .name = "dpf-test-oldminor",
@@ -270,6 +321,11 @@ static const struct mpce_impl impl = {
 #endif
     .probe = IMPL_PROBE,
     .serves = IMPL_SERVES,
+#if defined(VARIANT_KNOBDUP) || defined(VARIANT_KNOBORDER) || defined(VARIANT_KNOBDEFAULT) || \
+    defined(VARIANT_KNOBOPS)
+    .n_knobs = 2,
+    .knobs = knobs,
+#endif
 };
 static const struct mpce_impl *const impls[] = {&impl};
 
