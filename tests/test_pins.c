@@ -207,7 +207,9 @@ static void build_sample(struct mpce_pins *p)
                                .winner = "lpn-soft", .runner_up = "lpn-slow",
                                .verdict = "single ok", .plugins = (char **)k_plugins_b,
                                .n_plugins = 1, .cands = c3, .n_cands = 4, .slice_min = 24576,
-                               .slice_verdict = "2 threads beat one from 49152 elements"};
+                               .slice_verdict = "2 threads beat one from 49152 elements",
+                               .knobs = "chunk=128:prefetch=0",
+                               .knob_verdict = "20 values of chunk x prefetch jointly"};
     r1.slice_min = MPCE_PINS_NEVER;
     r1.slice_verdict = "2 threads never beat one; \"quoted\"";
     CU_ASSERT_FATAL(mpce_pins_add_row(p, &r1) == 0);
@@ -309,7 +311,11 @@ static void test_round_trip(void)
         }
         CU_ASSERT_EQUAL(b->slice_min, a->slice_min);
         CU_ASSERT(str_eq_sanitized(b->slice_verdict, a->slice_verdict ? a->slice_verdict : ""));
+        CU_ASSERT_STRING_EQUAL(b->knobs, a->knobs ? a->knobs : "");
+        CU_ASSERT(str_eq_sanitized(b->knob_verdict, a->knob_verdict ? a->knob_verdict : ""));
     }
+    CU_ASSERT_STRING_EQUAL(out.rows[2].knobs, "chunk=128:prefetch=0");
+    CU_ASSERT_STRING_EQUAL(out.rows[0].knobs, "");
     CU_ASSERT_EQUAL(out.rows[0].slice_min, MPCE_PINS_NEVER);
     CU_ASSERT_EQUAL(out.rows[1].slice_min, 0); /* not measured: its verdict alone */
     CU_ASSERT_STRING_EQUAL(out.rows[1].slice_verdict, "not measured: no winner");
@@ -621,10 +627,13 @@ static void test_strict_content(void)
     free(e);
 
     /* Another format. */
-    e = replace(body, "format = 1\n", "format = 2\n");
+    e = replace(body, "format = 2\n", "format = 1\n");
     expect_corrupt_body(path, e, "format");
     free(e);
-    e = replace(body, "format = 1\n", "");
+    e = replace(body, "format = 2\n", "format = 3\n");
+    expect_corrupt_body(path, e, "format");
+    free(e);
+    e = replace(body, "format = 2\n", "");
     expect_corrupt_body(path, e, "format");
     free(e);
 
@@ -955,6 +964,55 @@ static void test_slice_read(void)
     edit_ok(path, body, "slice_min = 24576\n", "", &p);
     CU_ASSERT_EQUAL(p.rows[2].slice_min, 0);
     CU_ASSERT_STRING_EQUAL(p.rows[2].slice_verdict, "2 threads beat one from 49152 elements");
+    mpce_pins_free(&p);
+
+    free(body);
+    free(text);
+    tu_remove_dir(dir);
+}
+
+/* Knob values: a well-formed list for a winner, with the verdict that says
+ * how they were found; never empty (a row with the defaults has no key). */
+static void test_knobs_read(void)
+{
+    char path[PATH_LEN];
+    char *text;
+    size_t len;
+    char *dir = sample_dir(path, &text, &len);
+    char *body = body_of(text);
+    struct mpce_pins p;
+
+    static const char *const bad[] = {"chunk", "chunk=", "=4", "chunk=4:", "chunk=4,x=1",
+                                      "Chunk=4", "chunk=-1", "chunk=4294967296", ":chunk=4",
+                                      "chunk=4::x=1", "a_very_long_knob_name=1"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        char to[128], what[256];
+        snprintf(to, sizeof(to), "knobs = \"%s\"\n", bad[i]);
+        snprintf(what, sizeof(what), "[row.3] knobs: '%s' is not KNOB=VALUE[:KNOB=VALUE...]",
+                 bad[i]);
+        edit_corrupt(path, body, "knobs = \"chunk=128:prefetch=0\"\n", to, NULL, NULL, what);
+    }
+    edit_corrupt(path, body, "knobs = \"chunk=128:prefetch=0\"\n", "knobs = \"\"\n", NULL,
+                 NULL, "[row.3] knobs: empty");
+    edit_corrupt(path, body, "knob_verdict = \"20 values of chunk x prefetch jointly\"\n", "",
+                 NULL, "[row.3]\n", "[row.3] knob_verdict: missing: knobs need the "
+                                    "knob_verdict");
+    edit_corrupt(path, body, "knob_verdict = \"20 values of chunk x prefetch jointly\"",
+                 "knob_verdict = \"\"", NULL, NULL, "[row.3] knob_verdict: empty");
+    /* Knobs belong to a winner. */
+    char *e = replace(body, "[row.2]\n", "[row.2]\nknobs = \"chunk=64\"\nknob_verdict = \"x\"\n");
+    CU_ASSERT_FATAL(e != NULL);
+    edit_corrupt(path, e, "knobs = \"chunk=64\"\n", "knobs = \"chunk=64\"\n", NULL, NULL,
+                 "[row.2] knobs: 'chunk=64' without a winner to apply them to");
+    free(e);
+    /* The verdict may stand alone (the defaults were kept); a value the
+     * largest a knob takes reads back. */
+    edit_ok(path, body, "knobs = \"chunk=128:prefetch=0\"\n", "", &p);
+    CU_ASSERT_STRING_EQUAL(p.rows[2].knobs, "");
+    CU_ASSERT_STRING_EQUAL(p.rows[2].knob_verdict, "20 values of chunk x prefetch jointly");
+    mpce_pins_free(&p);
+    edit_ok(path, body, "chunk=128:prefetch=0", "chunk=4294967295:a_b_9=0", &p);
+    CU_ASSERT_STRING_EQUAL(p.rows[2].knobs, "chunk=4294967295:a_b_9=0");
     mpce_pins_free(&p);
 
     free(body);
@@ -1356,6 +1414,7 @@ static const struct tu_test tests[] = {
     {"no row, candidate or module twice", test_unique_read},
     {"row keys well-formed", test_row_key_read},
     {"slice threshold in range, verdict alone", test_slice_read},
+    {"knob values well-formed, for a winner, with a verdict", test_knobs_read},
     {"writer refuses what the reader rejects", test_writer_meaning},
     {"concurrent updates under the lock", test_concurrent_updates},
     {"killed writer leaves no torn file", test_killed_writer},

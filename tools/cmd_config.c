@@ -18,12 +18,13 @@ const char cli_usage_config[] =
     "  operation, variant (\"q50\"/\"qwide\": NTT moduli below 2^50 or not;\n"
     "  \"k16\"/\"kbig\": LPN tables up to 2^16 blocks or larger) and size class\n"
     "  (tiny < 64, small < 4096, medium < 262144 units, large), the implementation\n"
-    "  \"auto\" runs, the order it tries them in and what decided (a pin, the\n"
+    "  \"auto\" runs (with the knob values it passes, as IMPL:KNOB=VALUE), the order\n"
+    "  it tries them in and what decided (a pin, the\n"
     "  selector's measurement or the priorities). A context whose parameters an\n"
     "  implementation does not serve moves on down the order.\n"
     "  --json             one object with keys files, settings (section, key,\n"
     "                     value, source) and routes (op, variant, size_class, impl,\n"
-    "                     order, source)\n"
+    "                     knobs, order, source)\n"
     "  --config FILE      read FILE instead of the administrator's engine.conf\n"
     "  --plugin-path DIRS module directories, ':'-separated, replacing plugin_path\n"
     "  --help             show this text\n";
@@ -48,13 +49,21 @@ static void print_json(const char *const *files, size_t nfiles, const mpce_setti
     for (size_t i = 0; i < nroutes; i++) {
         const mpce_route_info *r = &routes[i];
         const char *const kv[] = {"op",    r->op,    "variant", r->variant, "size_class",
-                                  r->size_class, "impl", r->impl, "order", r->order,
-                                  "source", r->source};
+                                  r->size_class, "impl", r->impl, "knobs", r->knobs,
+                                  "order", r->order, "source", r->source};
         printf("%s\n  {", i ? "," : "");
-        cli_json_fields(kv, 6);
+        cli_json_fields(kv, 7);
         putchar('}');
     }
     printf("]}\n");
+}
+
+/* The choice as a pin would name it: "lpn-aesni:chunk=128:prefetch=8". */
+static int route_impl(const mpce_route_info *r, char *buf, size_t len)
+{
+    int n = snprintf(buf, len, "%s%s%s", r->impl[0] ? r->impl : "-", r->knobs[0] ? ":" : "",
+                     r->knobs);
+    return n < 0 ? 0 : n;
 }
 
 static void print_text(const char *const *files, size_t nfiles, const mpce_setting_info *set,
@@ -76,11 +85,11 @@ static void print_text(const char *const *files, size_t nfiles, const mpce_setti
         printf("  %-*s  (%s)\n", w, line, cli_source_name(set[i].source));
     }
     int wop = 2, wimpl = 4;
-    char opv[64];
+    char opv[64], impl[200];
     for (size_t i = 0; i < nroutes; i++) {
         int a = snprintf(opv, sizeof(opv), "%s%s%s", routes[i].op, routes[i].variant[0] ? " " : "",
                          routes[i].variant);
-        int b = (int)strlen(routes[i].impl);
+        int b = route_impl(&routes[i], impl, sizeof(impl));
         wop = a > wop ? a : wop;
         wimpl = b > wimpl ? b : wimpl;
     }
@@ -89,8 +98,9 @@ static void print_text(const char *const *files, size_t nfiles, const mpce_setti
     for (size_t i = 0; i < nroutes; i++) {
         snprintf(opv, sizeof(opv), "%s%s%s", routes[i].op, routes[i].variant[0] ? " " : "",
                  routes[i].variant);
-        printf("  %-*s  %-6s  %-*s  %s; %s\n", wop, opv, routes[i].size_class, wimpl,
-               routes[i].impl[0] ? routes[i].impl : "-", routes[i].source,
+        route_impl(&routes[i], impl, sizeof(impl));
+        printf("  %-*s  %-6s  %-*s  %s; %s\n", wop, opv, routes[i].size_class, wimpl, impl,
+               routes[i].source,
                routes[i].order[0] ? routes[i].order : "(none usable)");
     }
 }

@@ -71,9 +71,10 @@ static void print_json(const mpce_impl_info *rows, size_t count, const char *imp
             continue;
         const char *const names[] = {"plugin", r->plugin, "primitive", r->primitive,
                                      "impl",   r->impl,   "class",     r->impl_class};
-        const char *const state[] = {"memory", r->memory, "selftest", r->selftest,
-                                     "reason", r->reason, "path",     r->path,
-                                     "sha256", r->sha256, "version",  r->version};
+        const char *const state[] = {"memory", r->memory,  "selftest", r->selftest,
+                                     "reason", r->reason,  "path",     r->path,
+                                     "sha256", r->sha256,  "version",  r->version,
+                                     "knobs",  r->knobs};
         printf("%s\n  {", first ? "" : ",");
         first = 0;
         cli_json_fields(names, 4);
@@ -85,7 +86,7 @@ static void print_json(const mpce_impl_info *rows, size_t count, const char *imp
                 cli_json_string(flag_names[f].name);
             }
         printf("], ");
-        cli_json_fields(state, 6);
+        cli_json_fields(state, 7);
         putchar('}');
     }
     printf("%s]\n", first ? "" : "\n");
@@ -103,6 +104,25 @@ enum {
     COL_REASON,
     NCOLS
 };
+
+/* The knobs, under the table: too long for a column. */
+static void print_knobs(const mpce_impl_info *rows, size_t count, const char *impl)
+{
+    int width = 0, any = 0;
+    for (size_t i = 0; i < count; i++)
+        if (selected(&rows[i], impl) && rows[i].knobs[0] != '\0') {
+            any = 1;
+            if ((int)strlen(rows[i].impl) > width)
+                width = (int)strlen(rows[i].impl);
+        }
+    if (!any)
+        return;
+    printf("\nknobs ([default]; name values as IMPL:KNOB=VALUE[:KNOB=VALUE...] in [pins] or "
+           "--impl; `mpcengine tune` measures them):\n");
+    for (size_t i = 0; i < count; i++)
+        if (selected(&rows[i], impl) && rows[i].knobs[0] != '\0')
+            printf("  %-*s  %s\n", width, rows[i].impl, rows[i].knobs);
+}
 
 static void print_table(const mpce_impl_info *rows, size_t count, const char *impl)
 {
@@ -153,6 +173,7 @@ static void print_table(const mpce_impl_info *rows, size_t count, const char *im
                    has_reason ? "  " : "", cell[COL_REASON]);
         }
     }
+    print_knobs(rows, count, impl);
 }
 
 /* The row named impl exists, or an error naming it has been printed. */

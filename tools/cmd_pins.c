@@ -61,6 +61,9 @@ static void show(mpce_engine *e, const char *path)
                cur ? "current" : "STALE", row->verdict);
         if (!cur)
             printf("    stale: %s\n", why);
+        if (row->knob_verdict[0])
+            printf("    knobs: %s; %s\n", row->knobs[0] ? row->knobs : "defaults",
+                   row->knob_verdict);
         if (row->slice_verdict[0])
             printf("    threads: %s\n", row->slice_verdict);
         for (size_t k = 0; k < row->n_cands; k++) {

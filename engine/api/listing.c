@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "engine/internal.h"
+#include "engine/runtime/knobs.h"
 #include "engine/selector/selector.h"
 
 static const char *state_name(enum mpce_selftest_state st)
@@ -44,6 +45,14 @@ static const char *put(struct text *t, const char *fmt, ...)
     return at;
 }
 
+/* "chunk=128:prefetch=8": knob values auto or a pin passes s. */
+static const char *knob_text(struct text *t, const struct mpce_slot *s, const uint32_t *values)
+{
+    char buf[200];
+    mpce_knobs_format(s, values, buf, sizeof(buf));
+    return put(t, "%s", buf);
+}
+
 /* A snapshot of the listing; e->lock held. Reasons are copied, so a later
  * state change never rewrites rows a caller holds. */
 static const mpce_impl_info *build_rows(mpce_engine *e, size_t *count)
@@ -51,7 +60,7 @@ static const mpce_impl_info *build_rows(mpce_engine *e, size_t *count)
     size_t n = e->n_slots;
     for (size_t i = 0; i < e->n_modules; i++)
         n += e->modules[i]->skipped;
-    const size_t per_row = 1024;
+    const size_t per_row = 1536;
     mpce_impl_info *rows = mpce_engine_keep(e, n * (sizeof(*rows) + per_row) + 1);
     if (rows == NULL)
         return NULL;
@@ -87,6 +96,10 @@ static const mpce_impl_info *build_rows(mpce_engine *e, size_t *count)
         row->version = s->module->version;
         row->impl_class = mpce_impl_class_name(s->impl_class);
         row->memory = s->device ? put(&t, "host,%s", s->device->name) : MPCE_MEMORY_HOST;
+        char knobs[400] = "";
+        if (s->n_knobs)
+            mpce_knobs_describe(s, knobs, sizeof(knobs));
+        row->knobs = put(&t, "%s", knobs);
     }
     for (size_t i = 0; i < e->n_modules; i++) {
         const struct mpce_module *m = e->modules[i];
@@ -103,6 +116,7 @@ static const mpce_impl_info *build_rows(mpce_engine *e, size_t *count)
         row->version = "";
         row->impl_class = "";
         row->memory = "";
+        row->knobs = "";
     }
     *count = n;
     return rows;
@@ -210,7 +224,7 @@ mpce_status mpce_routes(mpce_engine *engine, const mpce_route_info **rows, size_
                  sc++) {
                 const struct mpce_route_entry *en = &t->e[op][v][sc];
                 struct mpce_slot *pinned =
-                    en->pinned ? mpce_registry_find(e, en->pin_name) : NULL;
+                    en->pinned ? mpce_registry_find_named(e, en->pin_name) : NULL;
                 if (pinned != NULL && mpce_slot_state(pinned) != MPCE_ST_SKIPPED)
                     mpce_registry_ensure_tested(e, pinned);
                 for (unsigned i = 0; i < en->n; i++)
@@ -248,11 +262,16 @@ mpce_status mpce_routes(mpce_engine *engine, const mpce_route_info **rows, size_
                 if (en->pinned) {
                     /* A pin that cannot be used is an error at first use,
                      * never a route: show it as none. */
-                    struct mpce_slot *s = mpce_registry_find(e, en->pin_name);
-                    int ok = s != NULL && s->prim == mpce_op_info[op].prim &&
+                    struct mpce_slot *s = NULL;
+                    uint32_t values[MPCE_KNOB_MAX];
+                    int has_knobs = 0;
+                    mpce_status kst =
+                        mpce_registry_find_spec(e, en->pin_name, "", &s, values, &has_knobs);
+                    int ok = kst == MPCE_OK && s->prim == mpce_op_info[op].prim &&
                              mpce_slot_state(s) == MPCE_ST_PASS && mpce_registry_allowed(e, s);
-                    row->impl = ok ? en->pin_name : "";
+                    row->impl = ok ? s->impl->name : "";
                     row->order = row->impl;
+                    row->knobs = ok && has_knobs ? knob_text(&tx, s, values) : "";
                     continue;
                 }
                 const char *first = "";
@@ -270,6 +289,10 @@ mpce_status mpce_routes(mpce_engine *engine, const mpce_route_info **rows, size_
                 }
                 row->impl = first;
                 row->order = put(&tx, "%s", order);
+                row->knobs = first[0] && en->knob_slot != NULL &&
+                                     strcmp(en->knob_slot->impl->name, first) == 0
+                                 ? knob_text(&tx, en->knob_slot, en->knobs)
+                                 : "";
             }
         }
         *rows = r;

@@ -24,6 +24,7 @@
 #endif
 
 #include "engine/internal.h"
+#include "engine/runtime/knobs.h"
 #include "engine/runtime/conf.h"
 #include "engine/runtime/module_file.h"
 
@@ -612,9 +613,10 @@ static mpce_status apply_pin(struct mpce_config *cfg, const struct ini_file *f, 
     char exp[320];
     if (check_pin_key(key, exp, sizeof(exp)) != 0)
         return bad_value(f, "pins", key, value, exp);
-    if (strcmp(value, "auto") != 0 && !mpce_registry_valid_name(value))
+    if (strcmp(value, "auto") != 0 && !mpce_impl_spec_valid(value))
         return bad_value(f, "pins", key, value,
-                         "auto or an implementation name from `mpcengine list`");
+                         "auto, or an implementation name from `mpcengine list` with "
+                         "optional knob values (IMPL:KNOB=VALUE[:KNOB=VALUE...])");
     char where[1024], src[1400];
     where_of(where, sizeof(where), f, "pins", key);
     snprintf(src, sizeof(src), "[pins] %s = %s (%s)", key, value, where);
@@ -948,17 +950,17 @@ static mpce_status parse_force(struct mpce_config *cfg, const char *value)
     for (;;) {
         const char *end = strchr(p, ',');
         size_t len = end ? (size_t)(end - p) : strlen(p);
-        char item[128], exp[320] = "";
-        const char *colon = memchr(p, ':', len);
+        char item[192], exp[320] = "";
+        const char *colon = memchr(p, ':', len); /* the key's: knobs follow the name */
         int ok = len > 0 && len < sizeof(item) && colon;
         if (ok) {
             memcpy(item, p, len);
             item[len] = '\0';
             item[colon - p] = '\0';
             const char *name = item + (colon - p) + 1;
-            ok = check_pin_key(item, exp, sizeof(exp)) == 0 && mpce_registry_valid_name(name);
+            ok = check_pin_key(item, exp, sizeof(exp)) == 0 && mpce_impl_spec_valid(name);
             if (ok) {
-                char src[256];
+                char src[400];
                 snprintf(src, sizeof(src), "MPCENGINE_FORCE entry %s:%s", item, name);
                 mpce_status st = set_pin(cfg, item, name, src);
                 if (st == MPCE_OK)
@@ -970,8 +972,9 @@ static mpce_status parse_force(struct mpce_config *cfg, const char *value)
         if (!ok)
             return mpce_error(MPCE_ERR_CONFIG,
                               "MPCENGINE_FORCE=%s: entry '%.*s' is malformed: expected "
-                              "KEY:IMPLEMENTATION[,...] with KEY a [pins] key such as prg, "
-                              "ntt.forward or dpf.eval.large (e.g. prg:prg-soft-bitslice)%s%s",
+                              "KEY:IMPLEMENTATION[:KNOB=VALUE...][,...] with KEY a [pins] key "
+                              "such as prg, ntt.forward or dpf.eval.large (e.g. "
+                              "prg:prg-soft-bitslice, lpn:lpn-soft:chunk=64)%s%s",
                               value, (int)(len > 64 ? 64 : len), p, exp[0] ? "; KEY: " : "",
                               exp);
         if (!end)

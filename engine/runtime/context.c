@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "engine/runtime/context.h"
+#include "engine/runtime/knobs.h"
 #include "engine/selector/selector.h"
 
 /* states[i] of an implementation whose ctx_new refused the context. */
@@ -163,29 +164,40 @@ static mpce_status try_slot(struct mpce_ctx *ctx, struct mpce_slot *s,
     return slot_state(ctx, s, state);
 }
 
-/* Set a route once: readers that see slot see state. */
-static void publish(struct mpce_route *r, struct mpce_slot *s, void *state)
+/* Set a route once: readers that see slot see the rest. */
+static void publish(struct mpce_route *r, const struct mpce_route *got)
 {
-    r->state = state;
-    __atomic_store_n(&r->slot, s, __ATOMIC_RELEASE);
+    r->state = got->state;
+    r->n_knobs = got->n_knobs;
+    memcpy(r->knobs, got->knobs, sizeof(r->knobs));
+    __atomic_store_n(&r->slot, got->slot, __ATOMIC_RELEASE);
 }
 
 /* The first candidate of entry that takes the call; lock held. */
 static mpce_status resolve_auto(struct mpce_ctx *ctx, const struct mpce_route_entry *entry,
                                 const struct mpce_shape *shape, const struct mpce_devrec *dev,
-                                struct mpce_slot **slot, void **state)
+                                struct mpce_route *got)
 {
     mpce_engine *e = ctx->engine;
     const char *pname = mpce_primitive_name(ctx->prim);
+    memset(got, 0, sizeof(*got));
     if (entry->pinned) {
         char what[600];
         snprintf(what, sizeof(what), "%s: ", entry->source);
-        struct mpce_slot *s = mpce_registry_find(e, entry->pin_name);
-        if (s == NULL)
-            return mpce_error(MPCE_ERR_NOIMPL, "%sunknown implementation '%.64s' for %s: see "
-                              "`mpcengine list`", what, entry->pin_name, pname);
-        *slot = s;
-        return try_slot(ctx, s, shape, dev, what, state);
+        struct mpce_slot *s;
+        int has_knobs;
+        mpce_status st =
+            mpce_registry_find_spec(e, entry->pin_name, what, &s, got->knobs, &has_knobs);
+        if (st != MPCE_OK && s == NULL && st == MPCE_ERR_NOIMPL)
+            return mpce_error(MPCE_ERR_NOIMPL, "%sunknown implementation '%.*s' for %s: see "
+                              "`mpcengine list`", what,
+                              (int)mpce_impl_spec_name_len(entry->pin_name), entry->pin_name,
+                              pname);
+        if (st != MPCE_OK)
+            return st;
+        got->slot = s;
+        got->n_knobs = has_knobs ? s->n_knobs : 0;
+        return try_slot(ctx, s, shape, dev, what, &got->state);
     }
     char reasons[900] = "";
     size_t used = 0;
@@ -195,8 +207,13 @@ static mpce_status resolve_auto(struct mpce_ctx *ctx, const struct mpce_route_en
     snprintf(before, sizeof(before), "%s", mpce_last_error());
     for (unsigned i = 0; i < entry->n; i++) {
         struct mpce_slot *s = e->slots[entry->cand[i]];
-        if (try_slot(ctx, s, shape, dev, "", state) == MPCE_OK) {
-            *slot = s;
+        if (try_slot(ctx, s, shape, dev, "", &got->state) == MPCE_OK) {
+            got->slot = s;
+            /* The selector's knob values belong to the row's winner. */
+            if (entry->knob_slot == s) {
+                got->n_knobs = s->n_knobs;
+                memcpy(got->knobs, entry->knobs, sizeof(got->knobs));
+            }
             if (i > 0)
                 mpce_error(MPCE_OK, "%s", before);
             return MPCE_OK;
@@ -215,8 +232,7 @@ static mpce_status resolve_auto(struct mpce_ctx *ctx, const struct mpce_route_en
 
 /* Device calls: the implementations of that device, by priority. */
 static mpce_status resolve_device(struct mpce_ctx *ctx, const struct mpce_shape *shape,
-                                  const struct mpce_devrec *dev, struct mpce_slot **slot,
-                                  void **state)
+                                  const struct mpce_devrec *dev, struct mpce_route *got)
 {
     mpce_engine *e = ctx->engine;
     struct mpce_route_entry entry = {0};
@@ -233,7 +249,30 @@ static mpce_status resolve_device(struct mpce_ctx *ctx, const struct mpce_shape 
         cand[at] = (uint16_t)i;
     }
     entry.cand = cand;
-    return resolve_auto(ctx, &entry, shape, dev, slot, state);
+    return resolve_auto(ctx, &entry, shape, dev, got);
+}
+
+/* A name, "IMPL" or "IMPL:KNOB=VALUE:..."; lock held. */
+static mpce_status resolve_named(struct mpce_ctx *ctx, const char *impl,
+                                 const struct mpce_shape *shape, const struct mpce_devrec *dev,
+                                 struct mpce_route *got)
+{
+    struct mpce_slot *slot;
+    int has_knobs;
+    memset(got, 0, sizeof(*got));
+    mpce_status st = mpce_registry_find_spec(ctx->engine, impl, "", &slot, got->knobs,
+                                             &has_knobs);
+    if (slot == NULL && st == MPCE_ERR_NOIMPL)
+        return mpce_error(MPCE_ERR_NOIMPL, "unknown implementation '%.*s' for %s: see "
+                          "`mpcengine list`",
+                          (int)(mpce_impl_spec_name_len(impl) < 64 ? mpce_impl_spec_name_len(impl)
+                                                                   : 64),
+                          impl, mpce_primitive_name(ctx->prim));
+    if (st != MPCE_OK)
+        return st;
+    got->slot = slot;
+    got->n_knobs = has_knobs ? slot->n_knobs : 0;
+    return try_slot(ctx, slot, shape, dev, "", &got->state);
 }
 
 mpce_status mpce_ctx_route_slow(struct mpce_ctx *ctx, const char *fn, enum mpce_op_id op,
@@ -251,11 +290,11 @@ mpce_status mpce_ctx_route_slow(struct mpce_ctx *ctx, const char *fn, enum mpce_
         .memory = dev ? MPCE_MEM_DEVICE : MPCE_MEM_HOST,
         .units = units,
     };
-    struct mpce_slot *slot = NULL;
-    void *state = NULL;
+    struct mpce_route got;
     mpce_status st;
     const int is_auto = mpce_impl_is_auto(impl);
 
+    memset(&got, 0, sizeof(got));
     pthread_mutex_lock(&ctx->lock);
     if (dev != NULL) {
         struct mpce_dev_route *dr = &ctx->dev_routes[local];
@@ -264,22 +303,16 @@ mpce_status mpce_ctx_route_slow(struct mpce_ctx *ctx, const char *fn, enum mpce_
             *out = dr->route;
             st = MPCE_OK;
         } else if (is_auto) {
-            st = resolve_device(ctx, &shape, dev, &slot, &state);
+            st = resolve_device(ctx, &shape, dev, &got);
             if (st == MPCE_OK) {
                 dr->dev = dev;
-                dr->route.slot = slot;
-                dr->route.state = state;
-                *out = dr->route;
+                dr->route = got;
+                *out = got;
             }
         } else {
-            slot = mpce_registry_find(e, impl);
-            st = slot ? try_slot(ctx, slot, &shape, dev, "", &state)
-                      : mpce_error(MPCE_ERR_NOIMPL, "unknown implementation '%.64s' for %s: see "
-                                   "`mpcengine list`", impl, mpce_primitive_name(ctx->prim));
-            if (st == MPCE_OK) {
-                out->slot = slot;
-                out->state = state;
-            }
+            st = resolve_named(ctx, impl, &shape, dev, &got);
+            if (st == MPCE_OK)
+                *out = got;
         }
         pthread_mutex_unlock(&ctx->lock);
         return st;
@@ -304,10 +337,9 @@ mpce_status mpce_ctx_route_slow(struct mpce_ctx *ctx, const char *fn, enum mpce_
         struct mpce_route *r = &set->r[local * MPCE_SIZE_CLASSES + sc];
         st = MPCE_OK;
         if (r->slot == NULL) {
-            st = resolve_auto(ctx, &table->e[op][ctx->variant][sc], &shape, NULL, &slot,
-                              &state);
+            st = resolve_auto(ctx, &table->e[op][ctx->variant][sc], &shape, NULL, &got);
             if (st == MPCE_OK)
-                publish(r, slot, state);
+                publish(r, &got);
         }
         if (st == MPCE_OK)
             *out = *r;
@@ -325,25 +357,19 @@ mpce_status mpce_ctx_route_slow(struct mpce_ctx *ctx, const char *fn, enum mpce_
             return MPCE_OK;
         }
     }
-    slot = mpce_registry_find(e, impl);
-    if (slot == NULL)
-        st = mpce_error(MPCE_ERR_NOIMPL, "unknown implementation '%.64s' for %s: see "
-                        "`mpcengine list`", impl, mpce_primitive_name(ctx->prim));
-    else
-        st = try_slot(ctx, slot, &shape, NULL, "", &state);
+    st = resolve_named(ctx, impl, &shape, NULL, &got);
     if (st == MPCE_OK) {
-        if (n < MPCE_CTX_NAMED) {
+        /* With the cache full (or a name too long for it), later calls with
+         * this name look it up here. */
+        if (n < MPCE_CTX_NAMED && strlen(impl) < sizeof(ctx->named[n].name)) {
             struct mpce_named_route *nr = &ctx->named[n];
-            snprintf(nr->name, sizeof(nr->name), "%s", slot->impl->name);
+            snprintf(nr->name, sizeof(nr->name), "%s", impl);
             nr->op = op;
             nr->size_class = sc;
-            nr->route.state = state;
-            nr->route.slot = slot;
+            nr->route = got;
             __atomic_store_n(&ctx->n_named, n + 1, __ATOMIC_RELEASE);
         }
-        /* With the cache full, later calls with this name look it up here. */
-        out->slot = slot;
-        out->state = state;
+        *out = got;
     }
     pthread_mutex_unlock(&ctx->lock);
     return st;

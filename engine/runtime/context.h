@@ -21,7 +21,21 @@
 struct mpce_route {
     const struct mpce_slot *slot;
     void *state;
+    /* Knob values for the slot (plugin.h, mpce_call.knobs): the selector's
+     * for the row, or the ones a caller named; n_knobs 0: the defaults. */
+    unsigned n_knobs;
+    uint32_t knobs[MPCE_KNOB_MAX];
 };
+
+/* The host call of work on route r: mpce_host_call with r's knob values. */
+static inline void mpce_route_host_call(const struct mpce_route *r, struct mpce_call *call)
+{
+    call->struct_size = sizeof(*call);
+    call->memory = MPCE_MEM_HOST;
+    call->queue = NULL;
+    call->done = NULL;
+    call->knobs = r->n_knobs ? r->knobs : NULL;
+}
 
 /* The routes resolved against one dispatch table: [ops of prim][size class].
  * A new table gets a new set (the old ones stay until the context is freed,
@@ -36,7 +50,7 @@ struct mpce_route_set {
  * class too. */
 #define MPCE_CTX_NAMED 8u
 struct mpce_named_route {
-    char name[64];
+    char name[96];                  /* as the caller wrote it, knobs included */
     enum mpce_op_id op;
     unsigned size_class;
     struct mpce_route route;

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "engine/internal.h"
+#include "engine/runtime/knobs.h"
 #include "engine/selector/selector.h"
 
 /* Whether a should be tried before b for size class sc by priority. */
@@ -109,6 +110,27 @@ static void apply_row(const mpce_engine *e, const struct mpce_pins_row *row, uin
         cand[places[i]] = sorted[i];
 }
 
+/* The row's knob values for its winner. They were measured with the
+ * winner's own knob table, which the row's currency check ties to the
+ * module file; values that still do not fit are left out, loudly. */
+static void row_knobs(mpce_engine *e, const struct mpce_pins_row *row,
+                      struct mpce_route_entry *r)
+{
+    if (row->knobs == NULL || row->knobs[0] == '\0' || row->winner[0] == '\0')
+        return;
+    struct mpce_slot *w = mpce_registry_find(e, row->winner);
+    if (w == NULL || w->n_knobs == 0)
+        return;
+    char what[160];
+    snprintf(what, sizeof(what), "pins row %s: ", row->key);
+    if (mpce_knobs_values(w, row->knobs, what, r->knobs) != MPCE_OK) {
+        mpce_log(&e->log, MPCE_LOG_WARNING, NULL, "%s; using its knobs' defaults",
+                 mpce_last_error());
+        return;
+    }
+    r->knob_slot = w;
+}
+
 /* The source string of a measured entry, kept in the table. */
 static const char *row_source(char **strings, size_t *used, size_t *cap, const char *path,
                               const char *date, const struct mpce_pins_row *row)
@@ -186,8 +208,10 @@ mpce_status mpce_dispatch_build(mpce_engine *e)
                     }
                     cand[at] = (uint16_t)i;
                 }
-                if (row)
+                if (row) {
                     apply_row(e, row, cand, r->n);
+                    row_knobs(e, row, r);
+                }
             }
     }
     t->older = e->table;

@@ -119,7 +119,9 @@ static int run_slice(void *arg, size_t index)
 {
     const struct sliced *s = arg;
     const struct mpce_job *job = s->job;
-    int rc = job->slice(job, &mpce_host_call, index, s->count);
+    struct mpce_call call;
+    mpce_route_host_call(&job->route, &call);
+    int rc = job->slice(job, &call, index, s->count);
     /* The pool hands the lowest failing slice's detail to the caller. */
     return rc == 0 ? 0 : (int)mpce_op_status(job->route.slot, mpce_op_info[job->op].name, rc);
 }
@@ -131,7 +133,8 @@ static mpce_status run_async(const struct mpce_job *job)
     const char *op = mpce_op_info[job->op].name;
     struct mpce_completion c;
     mpce_completion_init(&c, slot, op);
-    struct mpce_call call = mpce_host_call;
+    struct mpce_call call;
+    mpce_route_host_call(&job->route, &call);
     call.done = &c;
     int rc = job->slice(job, &call, 0, 1);
     mpce_status st = rc == MPCE_OP_PENDING
@@ -161,7 +164,9 @@ mpce_status mpce_job_run_slow(mpce_engine *e, const struct mpce_job *job)
         s.count = mpce_engine_slices(e, slot, job->units, job->min_portable, job->min_fast);
     }
     if (s.count <= 1) {
-        int rc = job->slice(job, &mpce_host_call, 0, 1);
+        struct mpce_call call;
+        mpce_route_host_call(&job->route, &call);
+        int rc = job->slice(job, &call, 0, 1);
         return mpce_op_status(slot, mpce_op_info[job->op].name, rc);
     }
     return (mpce_status)mpce_engine_run(e, s.count, run_slice, &s);

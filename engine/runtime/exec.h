@@ -82,7 +82,9 @@ static inline mpce_status mpce_job_run(mpce_engine *e, const struct mpce_job *jo
 {
     const struct mpce_slot *slot = job->route.slot;
     if (job->units <= 1u && !(slot->flags & MPCE_IMPL_ASYNC)) {
-        int rc = job->slice(job, &mpce_host_call, 0, 1);
+        struct mpce_call call;
+        mpce_route_host_call(&job->route, &call);
+        int rc = job->slice(job, &call, 0, 1);
         if (rc == 0)
             return MPCE_OK;
         return mpce_op_status(slot, mpce_op_info[job->op].name, rc);

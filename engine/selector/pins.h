@@ -17,7 +17,7 @@
 #include <stdint.h>
 
 /* Bumped when the layout changes: a file of another format is stale. */
-#define MPCE_PINS_FORMAT 1u
+#define MPCE_PINS_FORMAT 2u
 /* The file's name in its directory, and its lock's. */
 #define MPCE_PINS_FILE "pins.ini"
 #define MPCE_PINS_LOCK "pins.lock"
@@ -62,6 +62,11 @@ struct mpce_pins_row {
      * largest size it tried instead, since it knows nothing beyond it). */
     uint64_t slice_min;
     char *slice_verdict;    /* how it was found; "" when not measured */
+    /* The winner's knob values measured best on this row's shape, as
+     * "KNOB=VALUE:..." (what "auto" passes it, engine/runtime/knobs.h);
+     * "" for the defaults or a winner without knobs. */
+    char *knobs;
+    char *knob_verdict;     /* what was swept and how it was decided; "" if nothing */
 };
 
 #define MPCE_PINS_NEVER UINT64_MAX

@@ -55,6 +55,8 @@ static void row_free(struct mpce_pins_row *r)
     free(r->runner_up);
     free(r->verdict);
     free(r->slice_verdict);
+    free(r->knobs);
+    free(r->knob_verdict);
     for (size_t i = 0; r->plugins && i < r->n_plugins; i++)
         free(r->plugins[i]);
     free(r->plugins);
@@ -69,7 +71,8 @@ static int row_copy(struct mpce_pins_row *d, const struct mpce_pins_row *s)
     memset(d, 0, sizeof(*d));
     if (copy_str(&d->key, s->key) || copy_str(&d->shape, s->shape) ||
         copy_str(&d->winner, s->winner) || copy_str(&d->runner_up, s->runner_up) ||
-        copy_str(&d->verdict, s->verdict) || copy_str(&d->slice_verdict, s->slice_verdict))
+        copy_str(&d->verdict, s->verdict) || copy_str(&d->slice_verdict, s->slice_verdict) ||
+        copy_str(&d->knobs, s->knobs) || copy_str(&d->knob_verdict, s->knob_verdict))
         goto fail;
     d->slice_min = s->slice_min;
     if (s->n_plugins) {

@@ -46,8 +46,10 @@ static const char *const k_module_keys[] = {"plugin", "path", "size", "mtime", "
                                             "devices"};
 static const char *const k_row_keys[] = {"key",       "shape",   "winner",
                                          "runner_up", "verdict", "plugins"};
-/* A row's optional keys: the pool's measured threshold for its winner. */
-static const char *const k_row_optional[] = {"slice_min", "slice_verdict"};
+/* A row's optional keys: the pool's measured threshold for its winner, and
+ * the winner's measured knob values. */
+static const char *const k_row_optional[] = {"slice_min", "slice_verdict", "knobs",
+                                             "knob_verdict"};
 static const char *const k_blacklist_keys[] = {"path", "size", "mtime", "reason"};
 
 enum sec_kind { SEC_PINS, SEC_MODULE, SEC_ROW, SEC_BLACKLIST };
@@ -621,6 +623,13 @@ static enum mpce_pins_read_result conv_row(struct pins_rd *r, size_t i, const st
     if (sverdict && !*sverdict)
         return rd_bad(r, sec, "slice_verdict", "empty: a row without one has no slice_verdict");
     SDUP(row->slice_verdict, sverdict ? sverdict : "");
+    const char *knobs = rt->opt[2], *kverdict = rt->opt[3];
+    if (knobs && !*knobs)
+        return rd_bad(r, sec, "knobs", "empty: a row with default knob values has no knobs key");
+    if (kverdict && !*kverdict)
+        return rd_bad(r, sec, "knob_verdict", "empty: a row without one has no knob_verdict");
+    SDUP(row->knobs, knobs ? knobs : "");
+    SDUP(row->knob_verdict, kverdict ? kverdict : "");
     if (rt->ncand) {
         if (!(row->cands = calloc(rt->ncand, sizeof(*row->cands))))
             return mpce_pins_rd_nomem(r);

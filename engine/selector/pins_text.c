@@ -19,6 +19,7 @@
 #include <openssl/evp.h>
 
 #include "engine/internal.h"
+#include "engine/runtime/knobs.h"
 #include "engine/selector/pins_text.h"
 
 #define STRINGIFY_(x) #x
@@ -273,6 +274,20 @@ int mpce_pins_check_row(const struct mpce_pins_row *r, char *key, size_t key_len
     if (r->slice_min && !mpce_pins_valid_slice_min(r->slice_min)) {
         mpce_pins_why(key, key_len, "slice_min");
         mpce_pins_why(msg, msg_len, "%" PRIu64 " is not " PINS_SLICE_WORDS, r->slice_min);
+        return 1;
+    }
+    const char *knobs = str_or_empty(r->knobs);
+    if (*knobs && (!mpce_knob_list_valid(knobs) || !*winner)) {
+        mpce_pins_why(key, key_len, "knobs");
+        mpce_pins_why(msg, msg_len, *winner ? "'%.80s' is not KNOB=VALUE[:KNOB=VALUE...]"
+                                            : "'%.80s' without a winner to apply them to",
+                      knobs);
+        return 1;
+    }
+    if (*knobs && !*str_or_empty(r->knob_verdict)) {
+        mpce_pins_why(key, key_len, "knob_verdict");
+        mpce_pins_why(msg, msg_len, "missing: knobs need the knob_verdict that says how they "
+                      "were found");
         return 1;
     }
     if (r->slice_min && !*str_or_empty(r->slice_verdict)) {

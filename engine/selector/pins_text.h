@@ -10,7 +10,7 @@
  *
  *   # libmpcengine pins: written by the selector (`mpcengine tune`). ...
  *   [pins]
- *   format = 1
+ *   format = 2
  *   engine = "0.1.0"
  *   date = "2026-11-30T17:04:05Z"
  *   effort = "quick"
@@ -20,7 +20,7 @@
  *   [module.1]      plugin path size mtime sha256 devices
  *   [row.1]         key shape winner runner_up verdict plugins
  *                   cand.N = "IMPL STATUS MEDIAN SPREAD", why.N = "..."
- *                   optional: slice_min, slice_verdict
+ *                   optional: slice_min, slice_verdict, knobs, knob_verdict
  *   [blacklist.1]   path size mtime reason
  *
  *   seal = "sha256:<64 hex>"

@@ -284,6 +284,10 @@ static void wr_row(struct wr *w, size_t index, const struct mpce_pins_row *r)
         wr_printf(w, "slice_min = %" PRIu64 "\n", r->slice_min);
     if (r->slice_verdict && *r->slice_verdict)
         wr_str(w, "slice_verdict", r->slice_verdict, 1);
+    if (r->knobs && *r->knobs)
+        wr_str(w, "knobs", r->knobs, 0);
+    if (r->knob_verdict && *r->knob_verdict)
+        wr_str(w, "knob_verdict", r->knob_verdict, 1);
     char key[32], msg[400];
     int bad = mpce_pins_check_row(r, key, sizeof(key), msg, sizeof(msg));
     if (bad < 0)

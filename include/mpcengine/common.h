@@ -171,6 +171,11 @@ typedef struct mpce_impl_info {
                                this machine; "" for a skipped module */
     const char *impl_class; /* "portable", "simd", "accel" or "" */
     const char *memory;     /* memory kinds served: "host" or "host,DEVICE" */
+    /* Its knobs (batch and tile sizes that change only speed): "chunk (64 128
+     * [256] 512), prefetch (...)", the default in brackets, "informational"
+     * after one a tune reports but never pins; "" if none. Name values with
+     * "IMPL:KNOB=VALUE:..." wherever an implementation is named. */
+    const char *knobs;
 } mpce_impl_info;
 
 /*
@@ -217,6 +222,9 @@ typedef struct mpce_route_info {
                                "q50" / "qwide" (NTT moduli all below 2^50 or
                                not), "k16" / "kbig" (LPN tables of at most 2^16
                                blocks or more) */
+    /* The knob values impl gets here ("chunk=128:prefetch=8": measured by the
+     * selector or named by the pin), "" for its defaults. */
+    const char *knobs;
 } mpce_route_info;
 
 /* One row per (op, variant, size class); runs the self-test of every candidate not
