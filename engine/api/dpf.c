@@ -25,7 +25,7 @@
 #define DPF_EVALALL_MIN_CHUNKS 1u
 #define DPF_EVALALL_MIN_CHUNKS_FAST 4u
 /* Full-domain slices are whole subtrees of 2^14 leaves: at least the chunk
- * a backend expands at once (mpce_dpfw_evalall_chunk, 2^12 leaves), so no
+ * a backend expands at once (its tile knob, at most 2^13 leaves), so no
  * slice recomputes nodes its neighbour computed. */
 #define DPF_EVALALL_CHUNK_LOG 14u
 

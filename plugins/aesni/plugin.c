@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "plugins/aesni/aesni.h"
+#include "plugins/common/skeleton_knobs.h"
 
 static int refuse(const struct aesni_module *m, char *why, size_t len, const char *missing)
 {
@@ -77,7 +78,7 @@ static int probe_ifma(void *module_state, char *why, size_t len)
     return (m->cpu.avx512ifma && m->cpu.avx512vl) ? 0 : refuse(m, why, len, "AVX-512 IFMA/VL");
 }
 
-#define IMPL(var, prim, nm, prio, table, pr, sv)                                           \
+#define IMPL(var, prim, nm, prio, table, pr, sv, nk, kl)                                   \
     static const struct mpce_impl var = {                                                  \
         .struct_size = sizeof(struct mpce_impl),                                           \
         .primitive = prim,                                                                 \
@@ -89,23 +90,27 @@ static int probe_ifma(void *module_state, char *why, size_t len)
         .ops = table,                                                                      \
         .probe = pr,                                                                       \
         .serves = sv,                                                                      \
+        .n_knobs = nk,                                                                     \
+        .knobs = kl,                                                                       \
     }
 
 /* ymm below zmm by default: on some CPUs zmm down-clocks; the selector
  * measures both, so both are registered. */
-IMPL(prg_ni, MPCE_PRIM_PRG, "prg-aesni", 300, &aesni_prg_ni_ops, NULL, NULL);
+IMPL(prg_ni, MPCE_PRIM_PRG, "prg-aesni", 300, &aesni_prg_ni_ops, NULL, NULL, 0, NULL);
 IMPL(prg_vaes256, MPCE_PRIM_PRG, "prg-aesni-vaes256", 305, &aesni_prg_vaes256_ops,
-     probe_vaes256, NULL);
+     probe_vaes256, NULL, 0, NULL);
 IMPL(prg_vaes512, MPCE_PRIM_PRG, "prg-aesni-vaes512", 310, &aesni_prg_vaes512_ops,
-     probe_vaes512, NULL);
+     probe_vaes512, NULL, 0, NULL);
 /* IFMA (52-bit products) serves only moduli below 2^50: it says so before
  * any state is built, and "auto" moves on to the next implementation. */
 IMPL(ntt_avx512, MPCE_PRIM_NTT, "ntt-aesni-avx512", 300, &aesni_ntt_avx512_ops, probe_avx512,
-     NULL);
+     NULL, 0, NULL);
 IMPL(ntt_ifma, MPCE_PRIM_NTT, "ntt-aesni-ifma", 310, &aesni_ntt_ifma_ops, probe_ifma,
-     aesni_ntt_ifma_serves);
-IMPL(lpn_aesni, MPCE_PRIM_LPN, "lpn-aesni", 300, &aesni_lpn_ops, NULL, NULL);
-IMPL(dpf_aesni, MPCE_PRIM_DPF, "dpf-aesni", 300, &aesni_dpf_ops, NULL, NULL);
+     aesni_ntt_ifma_serves, 0, NULL);
+IMPL(lpn_aesni, MPCE_PRIM_LPN, "lpn-aesni", 300, &aesni_lpn_ops, NULL, NULL,
+     MPCE_LPN_N_KNOBS, mpce_lpn_skeleton_knobs);
+IMPL(dpf_aesni, MPCE_PRIM_DPF, "dpf-aesni", 300, &aesni_dpf_ops, NULL, NULL,
+     MPCE_DPF_KNOB_KEY_PREFETCH, mpce_dpf_accel_knobs);
 
 static const struct mpce_impl *const impls[] = {
     &prg_ni, &prg_vaes256, &prg_vaes512, &ntt_avx512, &ntt_ifma, &lpn_aesni, &dpf_aesni,

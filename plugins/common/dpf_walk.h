@@ -31,14 +31,33 @@
 #include "spec/spec.h"
 
 /* Points (or subtree roots) walked together: one PRG call (two for the
- * generic step) per level. */
+ * generic step) per level. The stack buffers hold the largest. */
 #define MPCE_DPF_BATCH 256u
 /* Full-domain evaluation expands a forest of up to 2^MPCE_DPF_FOREST_LOG
  * adjacent subtrees breadth-first, one PRG call per level, until it holds
- * 2^MPCE_DPF_CHUNK_LOG leaves: memory stays two 64 KiB node buffers (L2)
- * for any domain, and every level past the first four has 16+ parents. */
+ * 2^tile leaves: memory stays two node buffers of 2^tile nodes (64 KiB each
+ * at the default 12, sized for L2) for any domain, and every level past the
+ * first four has 16+ parents. Tiles stay within the engine's full-domain
+ * slices (2^14 leaves), so no slice recomputes a neighbour's nodes. */
 #define MPCE_DPF_CHUNK_LOG 12u
+#define MPCE_DPF_TILE_MIN 10u
+#define MPCE_DPF_TILE_MAX 13u
 #define MPCE_DPF_FOREST_LOG 4u
+/* Levels ahead whose correction words a many-key walk asks for. */
+#define MPCE_DPF_KEY_PREFETCH 4u
+
+/* The walks' knobs (plugins/common/skeleton_knobs.h declares them), in the
+ * order of the call's knob values. tile: full-domain tile, log2 leaves (the
+ * PRG batch of its deepest level, and the L2 footprint); batch: points or
+ * subtree roots walked together; key_prefetch (generic walk only): levels
+ * ahead for keys' correction words. */
+enum { MPCE_DPF_KNOB_TILE, MPCE_DPF_KNOB_BATCH, MPCE_DPF_KNOB_KEY_PREFETCH, MPCE_DPF_N_KNOBS };
+
+struct mpce_dpf_tuning {
+    unsigned tile;        /* MPCE_DPF_TILE_MIN..MPCE_DPF_TILE_MAX */
+    size_t batch;         /* 1..MPCE_DPF_BATCH */
+    unsigned key_prefetch;
+};
 
 /* Fused node kernels over the backend's PRG state (nodes as above). */
 struct mpce_dpf_accel {
@@ -83,6 +102,28 @@ struct mpce_dpf_walk {
     uint8_t kl[16];
     uint8_t kr[16];
 };
+
+/* The call's knob values, each bounded here too: a value outside what the
+ * skeleton declares is never used as a buffer size. Only the generic walk
+ * declares key_prefetch (skeleton_knobs.h), so only it reads that value. */
+static inline struct mpce_dpf_tuning mpce_dpf_tuning_of(const struct mpce_call *call,
+                                                        const struct mpce_dpf_walk *w)
+{
+    struct mpce_dpf_tuning t = {
+        .tile = mpce_call_knob(call, MPCE_DPF_KNOB_TILE, MPCE_DPF_CHUNK_LOG),
+        .batch = mpce_call_knob(call, MPCE_DPF_KNOB_BATCH, MPCE_DPF_BATCH),
+        .key_prefetch = w->accel == NULL ? mpce_call_knob(call, MPCE_DPF_KNOB_KEY_PREFETCH,
+                                                          MPCE_DPF_KEY_PREFETCH)
+                                         : MPCE_DPF_KEY_PREFETCH,
+    };
+    if (t.tile < MPCE_DPF_TILE_MIN || t.tile > MPCE_DPF_TILE_MAX)
+        t.tile = MPCE_DPF_CHUNK_LOG;
+    if (t.batch == 0 || t.batch > MPCE_DPF_BATCH)
+        t.batch = MPCE_DPF_BATCH;
+    if (t.key_prefetch > 16)
+        t.key_prefetch = MPCE_DPF_KEY_PREFETCH;
+    return t;
+}
 
 /* The control bit (SPEC.md section 4). */
 static inline unsigned mpce_dpf_tbit(const uint8_t *b)
@@ -402,7 +443,7 @@ static inline int mpce_dpf__step_generic(const struct mpce_dpf_walk *w, uint8_t 
  * of keys[j * key_step]; level i uses correction word i. Leaves the reached
  * nodes in s[j]. One AES per point and level: only the child on the path.
  */
-static inline int mpce_dpf__walk(const struct mpce_dpf_walk *w,
+static inline int mpce_dpf__walk(const struct mpce_dpf_walk *w, const struct mpce_dpf_tuning *t,
                                  const struct mpce_dpf_key_v1 *const *keys, size_t key_step,
                                  const uint64_t *points, size_t npts, unsigned depth,
                                  uint8_t (*s)[16])
@@ -436,8 +477,8 @@ static inline int mpce_dpf__walk(const struct mpce_dpf_walk *w,
 #if defined(__GNUC__)
             /* Many keys: each is 1 KiB apart, so its correction words miss
              * cache; fetch those a few levels ahead while this one runs. */
-            if (key_step != 0 && i + 4u < depth)
-                __builtin_prefetch(keys[j * key_step]->cw_s[i + 4u], 0, 2);
+            if (key_step != 0 && t->key_prefetch != 0 && i + t->key_prefetch < depth)
+                __builtin_prefetch(keys[j * key_step]->cw_s[i + t->key_prefetch], 0, 2);
 #endif
             dir[j] = (uint8_t)((points[j] >> p) & 1u);
             mpce_dpf__cw_side(keys[j * key_step], i, dir[j], cw[j]);
@@ -454,6 +495,7 @@ static inline int mpce_dpf__walk(const struct mpce_dpf_walk *w,
 }
 
 static inline int mpce_dpf__eval_batches(const struct mpce_dpf_walk *w,
+                                         const struct mpce_dpf_tuning *t,
                                          const struct mpce_dpf_key_v1 *const *keys,
                                          size_t key_step, const uint64_t *points, size_t n,
                                          uint8_t *out)
@@ -465,10 +507,10 @@ static inline int mpce_dpf__eval_batches(const struct mpce_dpf_walk *w,
         w->accel->walk(w->prg_state, keys, key_step, points, n, w->bits, w->group, out);
         return 0;
     }
-    for (size_t base = 0; base < n; base += MPCE_DPF_BATCH) {
-        size_t cnt = n - base < MPCE_DPF_BATCH ? n - base : MPCE_DPF_BATCH;
+    for (size_t base = 0; base < n; base += t->batch) {
+        size_t cnt = n - base < t->batch ? n - base : t->batch;
         const struct mpce_dpf_key_v1 *const *k = keys + base * key_step;
-        int rc = mpce_dpf__walk(w, k, key_step, points + base, cnt, w->bits, s);
+        int rc = mpce_dpf__walk(w, t, k, key_step, points + base, cnt, w->bits, s);
         if (rc != 0)
             return rc;
         if (key_step == 0) {
@@ -483,43 +525,51 @@ static inline int mpce_dpf__eval_batches(const struct mpce_dpf_walk *w,
 
 /* One key at npoints points; out holds npoints output values. */
 static inline int mpce_dpfw_eval_points(const struct mpce_dpf_walk *w,
+                                       const struct mpce_dpf_tuning *t,
                                        const struct mpce_dpf_key_v1 *key,
                                        const uint64_t *points, size_t npoints, uint8_t *out)
 {
     const struct mpce_dpf_key_v1 *const one[1] = {key};
-    return mpce_dpf__eval_batches(w, one, 0, points, npoints, out);
+    return mpce_dpf__eval_batches(w, t, one, 0, points, npoints, out);
 }
 
 /* Key i at points[i]; out holds nkeys output values. */
 static inline int mpce_dpfw_eval_keys(const struct mpce_dpf_walk *w,
+                                     const struct mpce_dpf_tuning *t,
                                      const struct mpce_dpf_key_v1 *const *keys,
                                      const uint64_t *points, size_t nkeys, uint8_t *out)
 {
-    return mpce_dpf__eval_batches(w, keys, 1, points, nkeys, out);
+    return mpce_dpf__eval_batches(w, t, keys, 1, points, nkeys, out);
 }
 
 /* ---- full-domain evaluation ------------------------------------------ */
 
-#define MPCE_DPF__CHUNK ((size_t)1 << MPCE_DPF_CHUNK_LOG)
-
-/* Scratch for one evalall_range call (heap: about 140 KiB). */
+/* Scratch for one evalall_range call (heap: about 140 KiB at tile 12): two
+ * node buffers of 2^tile nodes, their t-bits, and a batch of roots. */
 struct mpce_dpf__scratch {
-    uint8_t nodes[2][MPCE_DPF__CHUNK][16];
-    uint8_t tb[MPCE_DPF__CHUNK];
+    uint8_t (*nodes[2])[16];
+    uint8_t *tb;
     uint64_t roots[MPCE_DPF_BATCH];
     uint8_t rs[MPCE_DPF_BATCH][16];
 };
 
-/* Depth of the subtrees below the walked roots. */
-static inline unsigned mpce_dpf__subtree_log(unsigned bits)
+static inline struct mpce_dpf__scratch *mpce_dpf__scratch_new(unsigned tile)
 {
-    return bits <= MPCE_DPF_CHUNK_LOG ? bits : MPCE_DPF_CHUNK_LOG - MPCE_DPF_FOREST_LOG;
+    const size_t leaves = (size_t)1 << tile;
+    struct mpce_dpf__scratch *sc = malloc(sizeof(*sc) + leaves * 33u);
+    if (sc == NULL)
+        return NULL;
+    uint8_t *mem = (uint8_t *)(sc + 1);
+    sc->nodes[0] = (uint8_t (*)[16])mem;
+    sc->nodes[1] = (uint8_t (*)[16])(mem + leaves * 16u);
+    sc->tb = mem + leaves * 32u;
+    return sc;
 }
 
-/* Leaves per forest: ranges aligned to this split without waste. */
-static inline uint64_t mpce_dpfw_evalall_chunk(unsigned bits)
+/* Depth of the subtrees below the walked roots. */
+static inline unsigned mpce_dpf__subtree_log(unsigned bits, unsigned tile)
 {
-    return (uint64_t)1 << (bits < MPCE_DPF_CHUNK_LOG ? bits : MPCE_DPF_CHUNK_LOG);
+    return bits <= tile ? bits : tile - MPCE_DPF_FOREST_LOG;
 }
 
 /*
@@ -532,13 +582,14 @@ static inline uint64_t mpce_dpfw_evalall_chunk(unsigned bits)
  * MPCE_ERR_NOMEM or the PRG's error.
  */
 static inline int mpce_dpfw_evalall_range(const struct mpce_dpf_walk *w,
+                                         const struct mpce_dpf_tuning *t,
                                          const struct mpce_dpf_key_v1 *key, uint64_t x_begin,
                                          uint64_t x_end, uint8_t *out)
 {
     const struct mpce_dpf_key_v1 *const one[1] = {key};
-    const unsigned d = mpce_dpf__subtree_log(w->bits);
+    const unsigned d = mpce_dpf__subtree_log(w->bits, t->tile);
     const unsigned top = w->bits - d;
-    const size_t forest = (size_t)1 << (MPCE_DPF_CHUNK_LOG - d);
+    const size_t forest = (size_t)1 << (t->tile - d);
     const size_t osz = mpce_dpfw_output_bytes(w->group);
     uint8_t cw[64][2][16];
     struct mpce_dpf__scratch *sc;
@@ -547,7 +598,7 @@ static inline int mpce_dpfw_evalall_range(const struct mpce_dpf_walk *w,
 
     if (x_end <= x_begin)
         return 0;
-    sc = malloc(sizeof *sc);
+    sc = mpce_dpf__scratch_new(t->tile);
     if (sc == NULL)
         return MPCE_ERR_NOMEM;
     for (unsigned i = top; i < w->bits; i++) {
@@ -557,12 +608,11 @@ static inline int mpce_dpfw_evalall_range(const struct mpce_dpf_walk *w,
     stream = (x_end - x_begin) >= MPCE_DPF_STREAM_BYTES / osz;
     r_first = x_begin >> d;
     r_last = (x_end - 1u) >> d;
-    for (uint64_t rb = r_first; rb <= r_last && rc == 0; rb += MPCE_DPF_BATCH) {
-        size_t cnt = r_last - rb + 1u < MPCE_DPF_BATCH ? (size_t)(r_last - rb + 1u)
-                                                       : MPCE_DPF_BATCH;
+    for (uint64_t rb = r_first; rb <= r_last && rc == 0; rb += t->batch) {
+        size_t cnt = r_last - rb + 1u < t->batch ? (size_t)(r_last - rb + 1u) : t->batch;
         for (size_t q = 0; q < cnt; q++)
             sc->roots[q] = rb + q;
-        rc = mpce_dpf__walk(w, one, 0, sc->roots, cnt, top, sc->rs);
+        rc = mpce_dpf__walk(w, t, one, 0, sc->roots, cnt, top, sc->rs);
         for (size_t q0 = 0; q0 < cnt && rc == 0; q0 += forest) {
             size_t count = cnt - q0 < forest ? cnt - q0 : forest;
             unsigned cur = 0;
@@ -606,7 +656,7 @@ static inline int mpce_dpfw_evalall_range(const struct mpce_dpf_walk *w,
                 mpce_dpf__leaves(w->group, key, (const uint8_t (*)[16])(sc->nodes[cur] + lo),
                                  (size_t)(hi - lo), out + (x0 + lo - x_begin) * osz);
         }
-        if (rb > UINT64_MAX - MPCE_DPF_BATCH)
+        if (rb > UINT64_MAX - t->batch)
             break;
     }
     free(sc);
@@ -615,9 +665,10 @@ static inline int mpce_dpfw_evalall_range(const struct mpce_dpf_walk *w,
 
 /* All 2^bits outputs (bits <= 32). */
 static inline int mpce_dpfw_evalall(const struct mpce_dpf_walk *w,
+                                   const struct mpce_dpf_tuning *t,
                                    const struct mpce_dpf_key_v1 *key, uint8_t *out)
 {
-    return mpce_dpfw_evalall_range(w, key, 0, (uint64_t)1 << w->bits, out);
+    return mpce_dpfw_evalall_range(w, t, key, 0, (uint64_t)1 << w->bits, out);
 }
 
 /* ---- op-table glue -----------------------------------------------------
@@ -664,7 +715,8 @@ static inline int mpce_dpfw_ctx_new(const struct mpce_prg_ops *prg, void *module
     return 0;
 }
 
-/* The ops: host memory only (the skeleton runs on the CPU). */
+/* The ops: host memory only (the skeleton runs on the CPU); the call
+ * carries the knob values. */
 static inline int mpce_dpfw_op_gen(void *state, const struct mpce_call *call, uint64_t alpha,
                                    const uint8_t *beta, const uint8_t *s0, const uint8_t *s1,
                                    struct mpce_dpf_key_v1 *key0, struct mpce_dpf_key_v1 *key1)
@@ -677,31 +729,31 @@ static inline int mpce_dpfw_op_eval(void *state, const struct mpce_call *call,
                                     const struct mpce_dpf_key_v1 *key, const uint64_t *points,
                                     size_t npoints, uint8_t *out)
 {
-    (void)call;
-    return mpce_dpfw_eval_points(state, key, points, npoints, out);
+    const struct mpce_dpf_tuning t = mpce_dpf_tuning_of(call, state);
+    return mpce_dpfw_eval_points(state, &t, key, points, npoints, out);
 }
 
 static inline int mpce_dpfw_op_eval_keys(void *state, const struct mpce_call *call,
                                          const struct mpce_dpf_key_v1 *const *keys,
                                          const uint64_t *points, size_t nkeys, uint8_t *out)
 {
-    (void)call;
-    return mpce_dpfw_eval_keys(state, keys, points, nkeys, out);
+    const struct mpce_dpf_tuning t = mpce_dpf_tuning_of(call, state);
+    return mpce_dpfw_eval_keys(state, &t, keys, points, nkeys, out);
 }
 
 static inline int mpce_dpfw_op_evalall(void *state, const struct mpce_call *call,
                                        const struct mpce_dpf_key_v1 *key, uint8_t *out)
 {
-    (void)call;
-    return mpce_dpfw_evalall(state, key, out);
+    const struct mpce_dpf_tuning t = mpce_dpf_tuning_of(call, state);
+    return mpce_dpfw_evalall(state, &t, key, out);
 }
 
 static inline int mpce_dpfw_op_evalall_range(void *state, const struct mpce_call *call,
                                              const struct mpce_dpf_key_v1 *key, uint64_t x_begin,
                                              uint64_t x_end, uint8_t *out)
 {
-    (void)call;
-    return mpce_dpfw_evalall_range(state, key, x_begin, x_end, out);
+    const struct mpce_dpf_tuning t = mpce_dpf_tuning_of(call, state);
+    return mpce_dpfw_evalall_range(state, &t, key, x_begin, x_end, out);
 }
 
 /* Defines `const struct mpce_dpf_ops name` over the PRG ops (and accel, may be

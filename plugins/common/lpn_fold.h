@@ -25,15 +25,39 @@
 #include "spec/spec.h"
 
 #define MPCE_LPN_D MPCE_SPEC_LPN_D
-/* Outputs per chunk: the index blocks of one chunk (640 blocks, 10 KiB) and
- * its indices (10 KiB) live on the stack. */
+
+/* The fold's knobs (plugins/common/skeleton_knobs.h declares them), in the
+ * order of the call's knob values. chunk: outputs per PRG call, whose index
+ * blocks and indices live on the stack (10 KiB each at 256); prefetch:
+ * outputs ahead whose table rows are asked for, since the production table
+ * (8 MiB at logk 19) misses cache on almost every read. How far ahead pays
+ * depends on memory latency and on how many misses the core keeps in
+ * flight, hence knobs. */
+enum { MPCE_LPN_KNOB_CHUNK, MPCE_LPN_KNOB_PREFETCH, MPCE_LPN_N_KNOBS };
 #define MPCE_LPN_CHUNK 256u
-#define MPCE_LPN_CHUNK_BLOCKS ((MPCE_LPN_CHUNK * MPCE_LPN_D) / 4u + 2u)
-/* Outputs ahead whose table rows are prefetched: the table (8 MiB for the
- * production logk 19) misses cache on almost every read. */
-#ifndef MPCE_LPN_PREFETCH
+#define MPCE_LPN_CHUNK_MAX 512u
 #define MPCE_LPN_PREFETCH 4u
-#endif
+#define MPCE_LPN_CHUNK_BLOCKS ((MPCE_LPN_CHUNK_MAX * MPCE_LPN_D) / 4u + 2u)
+
+struct mpce_lpn_tuning {
+    size_t chunk;      /* 1..MPCE_LPN_CHUNK_MAX */
+    size_t prefetch;   /* 0: none */
+};
+
+/* The call's knob values, each bounded here too: a value outside what the
+ * skeleton declares is never used as a buffer size. */
+static inline struct mpce_lpn_tuning mpce_lpn_tuning_of(const struct mpce_call *call)
+{
+    struct mpce_lpn_tuning t = {
+        .chunk = mpce_call_knob(call, MPCE_LPN_KNOB_CHUNK, MPCE_LPN_CHUNK),
+        .prefetch = mpce_call_knob(call, MPCE_LPN_KNOB_PREFETCH, MPCE_LPN_PREFETCH),
+    };
+    if (t.chunk == 0 || t.chunk > MPCE_LPN_CHUNK_MAX)
+        t.chunk = MPCE_LPN_CHUNK;
+    if (t.prefetch > 64)
+        t.prefetch = MPCE_LPN_PREFETCH;
+    return t;
+}
 
 static inline uint32_t mpce_lpn__le32(const uint8_t *p)
 {
@@ -43,12 +67,12 @@ static inline uint32_t mpce_lpn__le32(const uint8_t *p)
 
 /* out[o] ^= XOR of the table rows idx[10o' .. 10o'+9] for cnt outputs. */
 static inline void mpce_lpn__xor_rows(const uint8_t *table, const uint32_t *idx, uint8_t *out,
-                                      size_t cnt)
+                                      size_t cnt, size_t prefetch)
 {
     for (size_t j = 0; j < cnt; j++) {
 #if defined(__GNUC__)
-        if (j + MPCE_LPN_PREFETCH < cnt) {
-            const uint32_t *ahead = idx + (j + MPCE_LPN_PREFETCH) * MPCE_LPN_D;
+        if (prefetch != 0 && j + prefetch < cnt) {
+            const uint32_t *ahead = idx + (j + prefetch) * MPCE_LPN_D;
             for (unsigned r = 0; r < MPCE_LPN_D; r++)
                 __builtin_prefetch(table + (size_t)ahead[r] * 16u, 0, 0);
         }
@@ -77,11 +101,12 @@ static inline void mpce_lpn__xor_rows(const uint8_t *table, const uint32_t *idx,
  * PRG's error.
  */
 static inline int mpce_lpn_fold_range(const struct mpce_prg_ops *prg, void *prg_state,
-                                      unsigned logk, uint64_t c0, const uint8_t *table,
-                                      uint8_t *out, size_t n, size_t o_begin, size_t o_end)
+                                      const struct mpce_lpn_tuning *t, unsigned logk,
+                                      uint64_t c0, const uint8_t *table, uint8_t *out, size_t n,
+                                      size_t o_begin, size_t o_end)
 {
     uint8_t blocks[MPCE_LPN_CHUNK_BLOCKS * 16u];
-    uint32_t idx[MPCE_LPN_CHUNK * MPCE_LPN_D];
+    uint32_t idx[MPCE_LPN_CHUNK_MAX * MPCE_LPN_D];
     const uint32_t mask = (uint32_t)((1ull << logk) - 1u);
     const size_t l4 = n - (n % 4u);
     size_t o = o_begin;
@@ -92,8 +117,8 @@ static inline int mpce_lpn_fold_range(const struct mpce_prg_ops *prg, void *prg_
     while (o < o_end && o < l4) {
         size_t end = o_end < l4 ? o_end : l4;
         size_t cnt = end - o;
-        if (cnt > MPCE_LPN_CHUNK)
-            cnt = MPCE_LPN_CHUNK;
+        if (cnt > t->chunk)
+            cnt = t->chunk;
         /* Words 10o .. 10(o+cnt)-1 lie in blocks first .. last-1. */
         uint64_t first = (uint64_t)o * MPCE_LPN_D / 4u;
         uint64_t last = ((uint64_t)(o + cnt) * MPCE_LPN_D + 3u) / 4u;
@@ -103,7 +128,7 @@ static inline int mpce_lpn_fold_range(const struct mpce_prg_ops *prg, void *prg_
         const uint8_t *w = blocks + ((uint64_t)o * MPCE_LPN_D - first * 4u) * 4u;
         for (size_t i = 0; i < cnt * MPCE_LPN_D; i++)
             idx[i] = mpce_lpn__le32(w + 4u * i) & mask;
-        mpce_lpn__xor_rows(table, idx, out + o * 16u, cnt);
+        mpce_lpn__xor_rows(table, idx, out + o * 16u, cnt, t->prefetch);
         o += cnt;
     }
     /* The tail: emp-ot folds the last n mod 4 outputs one at a time, each
@@ -119,17 +144,17 @@ static inline int mpce_lpn_fold_range(const struct mpce_prg_ops *prg, void *prg_
         for (size_t j = 0; j < cnt; j++)
             for (unsigned r = 0; r < MPCE_LPN_D; r++)
                 idx[j * MPCE_LPN_D + r] = mpce_lpn__le32(blocks + 48u * j + 4u * r) & mask;
-        mpce_lpn__xor_rows(table, idx, out + o * 16u, cnt);
+        mpce_lpn__xor_rows(table, idx, out + o * 16u, cnt, t->prefetch);
     }
     return 0;
 }
 
 /* The whole call: outputs [0, n). */
 static inline int mpce_lpn_fold_all(const struct mpce_prg_ops *prg, void *prg_state,
-                                    unsigned logk, uint64_t c0, const uint8_t *table,
-                                    uint8_t *out, size_t n)
+                                    const struct mpce_lpn_tuning *t, unsigned logk, uint64_t c0,
+                                    const uint8_t *table, uint8_t *out, size_t n)
 {
-    return mpce_lpn_fold_range(prg, prg_state, logk, c0, table, out, n, 0, n);
+    return mpce_lpn_fold_range(prg, prg_state, t, logk, c0, table, out, n, 0, n);
 }
 
 /* ---- op-table glue ------------------------------------------------------
@@ -176,9 +201,9 @@ static inline int mpce_lpn_ctx_fold(void *state, const struct mpce_call *call, u
                                     const uint8_t *table, uint8_t *out, size_t n)
 {
     struct mpce_lpn_ctx *s = state;
-
-    (void)call; /* host memory: the skeleton runs on the CPU */
-    return mpce_lpn_fold_all(s->prg, s->prg_state, s->logk, c0, table, out, n);
+    /* Host memory: the skeleton runs on the CPU; the call carries knobs. */
+    const struct mpce_lpn_tuning t = mpce_lpn_tuning_of(call);
+    return mpce_lpn_fold_all(s->prg, s->prg_state, &t, s->logk, c0, table, out, n);
 }
 
 /* Defines `const struct mpce_lpn_ops name` over the PRG ops that the
