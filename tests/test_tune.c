@@ -99,15 +99,15 @@ static int run(const char *const *argv)
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-/* `mpcengine tune --effort quick --primitive prim` over plugin_path. */
-static int tune(const char *prim, const char *plugin_path)
+/* `mpcengine tune --effort EFFORT --primitive prim` over plugin_path. */
+static int tune_effort(const char *prim, const char *plugin_path, const char *effort)
 {
     const char *argv[16];
     size_t n = 0;
     argv[n++] = MPCENGINE_BIN;
     argv[n++] = "tune";
     argv[n++] = "--effort";
-    argv[n++] = "quick";
+    argv[n++] = effort;
     if (prim) {
         argv[n++] = "--primitive";
         argv[n++] = prim;
@@ -121,6 +121,11 @@ static int tune(const char *prim, const char *plugin_path)
     if (rc != 0)
         fprintf(stderr, "  [tune exit %d] %s\n", rc, err_text);
     return rc;
+}
+
+static int tune(const char *prim, const char *plugin_path)
+{
+    return tune_effort(prim, plugin_path, "quick");
 }
 
 static int read_pins(struct mpce_pins *p)
@@ -192,6 +197,18 @@ static const char *route(mpce_engine *e, const char *op, const char *variant,
                 *source = rows[i].source;
             return rows[i].impl;
         }
+    return "(no route)";
+}
+
+/* The knob values "auto" passes the route's implementation. */
+static const char *route_knobs(mpce_engine *e, const char *op, const char *size_class)
+{
+    const mpce_route_info *rows;
+    size_t n;
+    CU_ASSERT_FATAL(mpce_routes(e, &rows, &n) == MPCE_OK);
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(rows[i].op, op) == 0 && strcmp(rows[i].size_class, size_class) == 0)
+            return rows[i].knobs;
     return "(no route)";
 }
 
@@ -317,6 +334,92 @@ static void test_hanging_module_blacklisted(void)
 static void test_wrong_module_never_pinned(void)
 {
     check_blacklisted("wrong", "prg-tune-wrong", "wrong", "answered wrongly");
+}
+
+/* ---- knobs ---------------------------------------------------------------------- */
+
+/* A winner's knobs: "wait" costs 0, 1 or 2 ms a call (default 2), so a
+ * measure tune pins wait=0 on the rows the module wins; "spin" is
+ * informational (reported, its default kept). The engine then passes those
+ * values on every "auto" call of those rows, as the module sees them. */
+static void test_knobs_measured_pinned_and_passed(void)
+{
+    setup("auto");
+    CU_ASSERT_FATAL(tune_effort("prg", TUNE_DIR "/knob", "measure") == 0);
+    struct mpce_pins p;
+    CU_ASSERT_FATAL(read_pins(&p));
+    const struct mpce_pins_row *r = mpce_pins_find_row(&p, "prg.ecb.large");
+    CU_ASSERT_FATAL(r != NULL);
+    CU_ASSERT_STRING_EQUAL(r->winner, "prg-tune-knob");
+    CU_ASSERT_STRING_EQUAL(r->knobs, "wait=0:spin=1");
+    CU_ASSERT(strstr(r->knob_verdict, "3 values of wait on n=") != NULL);
+    CU_ASSERT(strstr(r->knob_verdict, "informational spin (never pinned): [1] 0 -") != NULL);
+    if (strcmp(r->knobs, "wait=0:spin=1") != 0)
+        fprintf(stderr, "  knob verdict: %s\n", r->knob_verdict);
+    /* Rows the module does not win have no knob verdict of its. */
+    const struct mpce_pins_row *small = mpce_pins_find_row(&p, "prg.ecb.small");
+    CU_ASSERT_FATAL(small != NULL);
+    CU_ASSERT_STRING_EQUAL(small->winner, "prg-soft-bitslice");
+    CU_ASSERT_STRING_EQUAL(small->knobs, "");
+    CU_ASSERT(strstr(out_text, "knobs: wait=0:spin=1;") != NULL); /* the verdict table */
+    mpce_pins_free(&p);
+
+    mpce_engine *e = engine(TUNE_DIR "/knob", 0, NULL);
+    CU_ASSERT_STRING_EQUAL(route(e, "prg.ecb", "", "large", NULL), "prg-tune-knob");
+    CU_ASSERT_STRING_EQUAL(route_knobs(e, "prg.ecb", "large"), "wait=0:spin=1");
+    CU_ASSERT_STRING_EQUAL(route_knobs(e, "prg.ecb", "small"), "");
+
+    /* What the plugin receives: the pinned values from "auto", a caller's
+     * from "IMPL:KNOB=VALUE", the defaults from the bare name. */
+    char record[4300];
+    snprintf(record, sizeof(record), "%s/knob-record", dir);
+    CU_ASSERT_FATAL(setenv("TUNE_KNOB_RECORD", record, 1) == 0);
+    static uint8_t in[16 * 262144], out[16 * 262144];
+    uint8_t key[16] = {9};
+    mpce_prg *ctx;
+    CU_ASSERT_FATAL(mpce_prg_new(e, key, 1, &ctx) == MPCE_OK);
+    CU_ASSERT(mpce_prg_ecb(ctx, NULL, 0, in, out, 262144) == MPCE_OK);
+    char text[4096];
+    slurp(record, text, sizeof(text));
+    CU_ASSERT(strlen(text) > 0);
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n"))
+        CU_ASSERT_STRING_EQUAL(line, "wait=0 spin=1");
+    unlink(record);
+    CU_ASSERT(mpce_prg_ecb(ctx, "prg-tune-knob:wait=1:spin=2", 0, in, out, 16) == MPCE_OK);
+    slurp(record, text, sizeof(text));
+    CU_ASSERT_STRING_EQUAL(text, "wait=1 spin=2\n");
+    unlink(record);
+    CU_ASSERT(mpce_prg_ecb(ctx, "prg-tune-knob", 0, in, out, 16) == MPCE_OK);
+    slurp(record, text, sizeof(text));
+    CU_ASSERT_STRING_EQUAL(text, "wait=2 spin=1\n");
+    unlink(record);
+    TU_ASSERT_ERROR(mpce_prg_ecb(ctx, "prg-tune-knob:wait=3", 0, in, out, 16), MPCE_ERR_ARG,
+                    "knob wait takes no value 3: its knobs are wait (0 1 [2]), spin (0 [1] 2) "
+                    "informational");
+    CU_ASSERT(access(record, F_OK) != 0); /* refused before the plugin was called */
+    unsetenv("TUNE_KNOB_RECORD");
+    mpce_prg_free(ctx);
+    mpce_engine_free(e);
+    teardown();
+}
+
+/* A knob whose values change the output is a broken module: blacklisted
+ * like one that answers wrongly, and the rows decided without it. */
+static void test_knob_changing_output_blacklisted(void)
+{
+    setup("off");
+    CU_ASSERT_FATAL(tune_effort("prg", TUNE_DIR "/knobwrong", "measure") == 0);
+    struct mpce_pins p;
+    CU_ASSERT_FATAL(read_pins(&p));
+    CU_ASSERT_FATAL(p.n_blacklist == 1);
+    CU_ASSERT(strstr(p.blacklist[0].reason, "knob values flip=1 change the output of prg.") !=
+              NULL);
+    for (size_t i = 0; i < p.n_rows; i++)
+        CU_ASSERT(strcmp(p.rows[i].winner, "prg-tune-knobwrong") != 0);
+    CU_ASSERT_STRING_EQUAL(winner(&p, "prg.ecb.large"), "prg-soft-bitslice");
+    CU_ASSERT_STRING_EQUAL(status_of(&p, "prg.ecb.large", "prg-tune-knobwrong"), "wrong");
+    mpce_pins_free(&p);
+    teardown();
 }
 
 /* ---- signatures -------------------------------------------------------------------- */
@@ -1144,6 +1247,10 @@ int main(void)
     static const struct tu_test tests[] = {
         {"a module faster only on large calls is pinned only there",
          test_large_only_pinned_where_it_wins},
+        {"knobs: measured, the best pinned, passed by auto to the plugin",
+         test_knobs_measured_pinned_and_passed},
+        {"a knob that changes outputs: its module blacklisted",
+         test_knob_changing_output_blacklisted},
         {"a module that crashes while tuning is blacklisted", test_crashing_module_blacklisted},
         {"a module that hangs while tuning is blacklisted", test_hanging_module_blacklisted},
         {"a fast wrong module is never pinned", test_wrong_module_never_pinned},

@@ -22,6 +22,16 @@
  *          26000 blocks on an AMD EPYC Zen 4, where soft takes ~78 ns a
  *          block, so soft still wins 1024 blocks by far under a sanitizer
  *          (which slows soft, not OpenSSL) and the module 262144 blocks
+ *   KNOB   tuneknob, prg-tune-knob: LARGE with knobs (ABI 2.2). "wait"
+ *          (0 1 [2]) busy-waits wait x 1 ms per call, so the tune must pin
+ *          wait=0 where the module wins; "spin" (0 [1] 2), informational,
+ *          busy-waits spin x 1 ms, so a tune reports it and keeps 1. With
+ *          TUNE_KNOB_RECORD set to a file, each call appends the values it
+ *          received ("wait=W spin=S\n"): what "auto" passes, seen from the
+ *          plugin
+ *   KNOBWRONG tuneknobwrong, prg-tune-knobwrong: LARGE with a knob "flip"
+ *          ([0] 1) whose value 1 flips bit 0 of output block 0 on calls of
+ *          1024 work elements and more: a knob that changes outputs
  *
  * A work element is the size classes' unit: a 16-byte block for ecb and
  * ctr, blocks x keys (n * m) for mmo. The engine splits a PORTABLE
@@ -40,6 +50,7 @@
 #include "config.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -54,6 +65,10 @@
 #define TUNE_NAME "wrong"
 #elif defined(TUNE_LARGE)
 #define TUNE_NAME "large"
+#elif defined(TUNE_KNOB)
+#define TUNE_NAME "knob"
+#elif defined(TUNE_KNOBWRONG)
+#define TUNE_NAME "knobwrong"
 #else
 #error "build with one -DTUNE_<NAME>"
 #endif
@@ -101,6 +116,52 @@ static void tune_ctx_free(void *state)
     free(s);
 }
 
+#if !defined(TUNE_CRASH) && !defined(TUNE_HANG) && !defined(TUNE_WRONG)
+static void busy_wait_ns(long ns)
+{
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    do
+        clock_gettime(CLOCK_MONOTONIC, &t);
+    while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < ns);
+}
+#endif
+
+#if defined(TUNE_KNOB)
+enum { KNOB_WAIT, KNOB_SPIN };
+static const uint32_t wait_values[] = {0, 1, 2}, spin_values[] = {0, 1, 2};
+static const struct mpce_knob knob_wait = {
+    .struct_size = sizeof(struct mpce_knob), .name = "wait", .ops = "prg.ecb prg.mmo prg.ctr",
+    .about = "milliseconds each call waits", .default_value = 2, .n_values = 3,
+    .values = wait_values};
+static const struct mpce_knob knob_spin = {
+    .struct_size = sizeof(struct mpce_knob), .name = "spin", .ops = "prg.ecb prg.mmo prg.ctr",
+    .about = "milliseconds each call spins (informational)", .flags = MPCE_KNOB_INFORMATIONAL,
+    .default_value = 1, .n_values = 3, .values = spin_values};
+static const struct mpce_knob *const knobs[] = {&knob_wait, &knob_spin};
+
+/* The knobs' cost, and a record of what the call carried. */
+static void knob_call(const struct mpce_call *call)
+{
+    uint32_t w = mpce_call_knob(call, KNOB_WAIT, 2), s = mpce_call_knob(call, KNOB_SPIN, 1);
+    const char *record = getenv("TUNE_KNOB_RECORD");
+    if (record != NULL && record[0] != '\0') {
+        FILE *f = fopen(record, "a");
+        if (f != NULL) {
+            fprintf(f, "wait=%u spin=%u\n", (unsigned)w, (unsigned)s);
+            fclose(f);
+        }
+    }
+    busy_wait_ns(1000000L * (long)(w + s));
+}
+#elif defined(TUNE_KNOBWRONG)
+static const uint32_t flip_values[] = {0, 1};
+static const struct mpce_knob knob_flip = {
+    .struct_size = sizeof(struct mpce_knob), .name = "flip", .ops = "prg.ecb prg.mmo prg.ctr",
+    .about = "1: a wrong answer", .default_value = 0, .n_values = 2, .values = flip_values};
+static const struct mpce_knob *const knobs[] = {&knob_flip};
+#endif
+
 /* What the variant does before a call of `elements` work elements: 0 to go
  * on and compute, 1 when it has already "answered" (WRONG). */
 static int misbehave(uint8_t *out, uint64_t elements)
@@ -130,13 +191,32 @@ static int misbehave(uint8_t *out, uint64_t elements)
 #else
     (void)out;
     (void)elements;
-    struct timespec t0, t;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    do
-        clock_gettime(CLOCK_MONOTONIC, &t);
-    while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < TUNE_LARGE_WAIT_NS);
+    busy_wait_ns(TUNE_LARGE_WAIT_NS);
 #endif
     return 0;
+}
+
+/* After the AES: what a knob does to the output (KNOBWRONG's flip). */
+static void after(const struct mpce_call *call, uint8_t *out, uint64_t elements)
+{
+#if defined(TUNE_KNOBWRONG)
+    if (mpce_call_knob(call, 0, 0) == 1 && elements >= TUNE_WRONG_ELEMENTS)
+        out[0] ^= 1;
+#else
+    (void)call;
+    (void)out;
+    (void)elements;
+#endif
+}
+
+/* Before it: what a knob costs (KNOB's wait and spin). */
+static void before(const struct mpce_call *call)
+{
+#if defined(TUNE_KNOB)
+    knob_call(call);
+#else
+    (void)call;
+#endif
 }
 
 static int tune_ecb(void *state, const struct mpce_call *call, size_t key_index,
@@ -145,7 +225,10 @@ static int tune_ecb(void *state, const struct mpce_call *call, size_t key_index,
     struct tune_state *s = state;
     if (misbehave(out, n))
         return 0;
-    return evp_prg_ecb(s->evp, call, key_index, in, out, n);
+    before(call);
+    int rc = evp_prg_ecb(s->evp, call, key_index, in, out, n);
+    after(call, out, n);
+    return rc;
 }
 
 /* MMO as one EVP ECB pass per key over a chunk of seeds (evp_prg_mmo makes
@@ -158,6 +241,7 @@ static int tune_mmo(void *state, const struct mpce_call *call, const uint8_t *se
     struct tune_state *s = state;
     if (misbehave(out, (uint64_t)n * s->m))
         return 0;
+    before(call);
     size_t cap = n < TUNE_MMO_CHUNK ? n : TUNE_MMO_CHUNK;
     uint8_t *tmp = malloc(16 * cap);
     if (!tmp)
@@ -176,6 +260,7 @@ static int tune_mmo(void *state, const struct mpce_call *call, const uint8_t *se
         }
     }
     free(tmp);
+    after(call, out, (uint64_t)n * s->m);
     return rc;
 }
 
@@ -185,7 +270,10 @@ static int tune_ctr(void *state, const struct mpce_call *call, size_t key_index,
     struct tune_state *s = state;
     if (misbehave(out, n))
         return 0;
-    return evp_prg_ctr(s->evp, call, key_index, c0, out, n);
+    before(call);
+    int rc = evp_prg_ctr(s->evp, call, key_index, c0, out, n);
+    after(call, out, n);
+    return rc;
 }
 
 static const struct mpce_prg_ops tune_ops = {
@@ -206,6 +294,10 @@ static const struct mpce_impl impl = {
     .flags = MPCE_IMPL_CONSTANT_TIME,
     .memory = MPCE_MEM_HOST,
     .ops = &tune_ops,
+#if defined(TUNE_KNOB) || defined(TUNE_KNOBWRONG)
+    .n_knobs = sizeof(knobs) / sizeof(knobs[0]),
+    .knobs = knobs,
+#endif
 };
 static const struct mpce_impl *const impls[] = {&impl};
 

@@ -68,7 +68,7 @@ const char *mpce_bench_engine_op(const struct mpce_bench_shape *s);
 /* One competitor in a row. run performs one op call of the row's shape and
  * returns 0, or a status with mpce_last_error() explaining it. */
 struct mpce_bench_cand {
-    char name[96];
+    char name[192];
     char note[200];
     char shape[128];    /* "" for the row's shape */
     int (*run)(void *state);
@@ -160,6 +160,13 @@ int mpce_bench_slot_usable(mpce_engine *e, struct mpce_slot *slot, char *why, si
  * shape. The slot must not be MPCE_IMPL_ASYNC. */
 mpce_status mpce_bench_impl_cand(const struct mpce_slot *slot, const struct mpce_bench_shape *s,
                                  struct mpce_bench_fixture *f, struct mpce_bench_cand *c);
+/* The same with the implementation's knobs at knobs[] (one value per knob
+ * it declares, engine/runtime/knobs.h), or their defaults for NULL; the
+ * name is then "IMPL:KNOB=VALUE:...". */
+mpce_status mpce_bench_impl_cand_knobs(const struct mpce_slot *slot,
+                                       const struct mpce_bench_shape *s,
+                                       struct mpce_bench_fixture *f, const uint32_t *knobs,
+                                       struct mpce_bench_cand *c);
 
 /* The AES floor of a DPF row: the row's count of ECB blocks through `prg`. */
 mpce_status mpce_bench_floor_cand(const struct mpce_slot *prg, const struct mpce_bench_shape *s,

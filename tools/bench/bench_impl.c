@@ -2,8 +2,9 @@
 /*
  * Candidates that call an implementation's op through the engine's
  * normalized op table (engine/ops.h), with a state from the implementation's
- * own ctx_new and the host call (mpce_host_call): the calls the engine's
- * front ends make, minus their argument checks. No libffi: each op has its
+ * own ctx_new and the host call (mpce_host_call, with knob values when
+ * asked): the calls the engine's front ends make, minus their argument
+ * checks. No libffi: each op has its
  * own run function, typed by the op's one definition in mpcengine/plugin.h.
  */
 #include "config.h"
@@ -13,6 +14,7 @@
 #include <string.h>
 
 #include "engine/runtime/exec.h"
+#include "engine/runtime/knobs.h"
 #include "spec/spec.h"
 #include "tools/bench/bench.h"
 
@@ -22,6 +24,8 @@ struct impl_cand {
     void *state;
     const struct mpce_bench_shape *s;
     struct mpce_bench_fixture *f;
+    struct mpce_call call;       /* the host call, carrying knobs[] or none */
+    uint32_t knobs[MPCE_KNOB_MAX];
     /* The op's arguments. */
     size_t n, m;
     const uint8_t *in;
@@ -38,7 +42,7 @@ static int failed(const struct impl_cand *c, int rc)
 static int run_prg_ecb(void *arg)
 {
     struct impl_cand *c = arg;
-    int rc = mpce_op_prg_ecb(&c->slot->ops.prg, c->state, &mpce_host_call, 0, c->in, c->out,
+    int rc = mpce_op_prg_ecb(&c->slot->ops.prg, c->state, &c->call, 0, c->in, c->out,
                              c->n);
     return rc == 0 ? 0 : failed(c, rc);
 }
@@ -46,21 +50,21 @@ static int run_prg_ecb(void *arg)
 static int run_prg_mmo(void *arg)
 {
     struct impl_cand *c = arg;
-    int rc = mpce_op_prg_mmo(&c->slot->ops.prg, c->state, &mpce_host_call, c->in, c->out, c->n);
+    int rc = mpce_op_prg_mmo(&c->slot->ops.prg, c->state, &c->call, c->in, c->out, c->n);
     return rc == 0 ? 0 : failed(c, rc);
 }
 
 static int run_prg_ctr(void *arg)
 {
     struct impl_cand *c = arg;
-    int rc = mpce_op_prg_ctr(&c->slot->ops.prg, c->state, &mpce_host_call, 0, 0, c->out, c->n);
+    int rc = mpce_op_prg_ctr(&c->slot->ops.prg, c->state, &c->call, 0, 0, c->out, c->n);
     return rc == 0 ? 0 : failed(c, rc);
 }
 
 static int run_ntt_forward(void *arg)
 {
     struct impl_cand *c = arg;
-    int rc = mpce_op_ntt_forward(&c->slot->ops.ntt, c->state, &mpce_host_call,
+    int rc = mpce_op_ntt_forward(&c->slot->ops.ntt, c->state, &c->call,
                                  (const uint64_t *)c->in, (uint64_t *)c->out, c->n);
     return rc == 0 ? 0 : failed(c, rc);
 }
@@ -68,7 +72,7 @@ static int run_ntt_forward(void *arg)
 static int run_ntt_inverse(void *arg)
 {
     struct impl_cand *c = arg;
-    int rc = mpce_op_ntt_inverse(&c->slot->ops.ntt, c->state, &mpce_host_call,
+    int rc = mpce_op_ntt_inverse(&c->slot->ops.ntt, c->state, &c->call,
                                  (const uint64_t *)c->in, (uint64_t *)c->out, c->n);
     return rc == 0 ? 0 : failed(c, rc);
 }
@@ -81,7 +85,7 @@ static int run_lpn_fold(void *arg)
     uint64_t total = c->s->n, chunk = c->s->chunk, c0 = 0;
     for (uint64_t off = 0; off < total; off += chunk) {
         size_t len = (size_t)(total - off < chunk ? total - off : chunk);
-        int rc = mpce_op_lpn_fold(&c->slot->ops.lpn, c->state, &mpce_host_call, c0, c->in,
+        int rc = mpce_op_lpn_fold(&c->slot->ops.lpn, c->state, &c->call, c0, c->in,
                                   c->out + 16 * off, len);
         if (rc != 0)
             return failed(c, rc);
@@ -93,7 +97,7 @@ static int run_lpn_fold(void *arg)
 static int run_dpf_evalall(void *arg)
 {
     struct impl_cand *c = arg;
-    int rc = mpce_op_dpf_evalall(&c->slot->ops.dpf, c->state, &mpce_host_call, &c->f->dkeys[0],
+    int rc = mpce_op_dpf_evalall(&c->slot->ops.dpf, c->state, &c->call, &c->f->dkeys[0],
                                  c->out);
     return rc == 0 ? 0 : failed(c, rc);
 }
@@ -101,7 +105,7 @@ static int run_dpf_evalall(void *arg)
 static int run_dpf_eval_keys(void *arg)
 {
     struct impl_cand *c = arg;
-    int rc = mpce_op_dpf_eval_keys(&c->slot->ops.dpf, c->state, &mpce_host_call,
+    int rc = mpce_op_dpf_eval_keys(&c->slot->ops.dpf, c->state, &c->call,
                                    c->f->dkey_ptrs, c->f->points, c->n, c->out);
     return rc == 0 ? 0 : failed(c, rc);
 }
@@ -141,7 +145,7 @@ static int make_dpf_keys(struct impl_cand *c)
         beta[MPCE_SPEC_DPF_TBIT_BYTE] &= 0xfe;
         s0[MPCE_SPEC_DPF_TBIT_BYTE] &= 0xfe;
         s1[MPCE_SPEC_DPF_TBIT_BYTE] &= 0xfe;
-        int rc = mpce_op_dpf_gen(&c->slot->ops.dpf, c->state, &mpce_host_call, alpha, beta, s0,
+        int rc = mpce_op_dpf_gen(&c->slot->ops.dpf, c->state, &c->call, alpha, beta, s0,
                                  s1, &f->dkeys[i], &other);
         if (rc != 0) {
             f->dkeys[0].bits = 0;
@@ -312,6 +316,7 @@ static struct impl_cand *new_cand(const struct mpce_slot *slot, const char *op,
     ic->op = op;
     ic->s = s;
     ic->f = f;
+    ic->call = mpce_host_call;
     return ic;
 }
 
@@ -326,7 +331,20 @@ int mpce_bench_slot_usable(mpce_engine *e, struct mpce_slot *slot, char *why, si
 mpce_status mpce_bench_impl_cand(const struct mpce_slot *slot, const struct mpce_bench_shape *s,
                                  struct mpce_bench_fixture *f, struct mpce_bench_cand *c)
 {
+    return mpce_bench_impl_cand_knobs(slot, s, f, NULL, c);
+}
+
+mpce_status mpce_bench_impl_cand_knobs(const struct mpce_slot *slot,
+                                       const struct mpce_bench_shape *s,
+                                       struct mpce_bench_fixture *f, const uint32_t *knobs,
+                                       struct mpce_bench_cand *c)
+{
     snprintf(c->name, sizeof(c->name), "%s", slot->impl->name);
+    if (knobs != NULL && slot->n_knobs != 0) {
+        char list[200];
+        mpce_knobs_format(slot, knobs, list, sizeof(list));
+        snprintf(c->name, sizeof(c->name), "%.63s:%.120s", slot->impl->name, list);
+    }
     const char *op = mpce_bench_engine_op(s);
     mpce_status st = ask_serves(slot, s, op, call_units(s));
     if (st != MPCE_OK)
@@ -334,6 +352,10 @@ mpce_status mpce_bench_impl_cand(const struct mpce_slot *slot, const struct mpce
     struct impl_cand *ic = new_cand(slot, op, s, f);
     if (!ic)
         return mpce_error(MPCE_ERR_NOMEM, "benchmark: out of memory");
+    if (knobs != NULL && slot->n_knobs != 0) {
+        memcpy(ic->knobs, knobs, sizeof(ic->knobs));
+        ic->call.knobs = ic->knobs;
+    }
     return finish(ic, prepare(ic), c);
 }
 

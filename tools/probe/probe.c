@@ -2,7 +2,7 @@
 /*
  * mpcengine-probe: the selector's helper. Engines spawn `tune --for-engine`
  * when their pins are missing or stale; `mpcengine tune` runs `tune` in the
- * foreground; `tune` runs `measure` and `slices` workers. Both sides open the engine with
+ * foreground; `tune` runs `measure`, `knobs` and `slices` workers. Both sides open the engine with
  * the options of the engine being tuned, and never tune themselves.
  */
 #include "config.h"
@@ -19,11 +19,13 @@ static const char usage[] =
     "usage: mpcengine-probe tune [--effort quick|measure|patient] [--primitive P] [--force]\n"
     "                            [--config FILE] [--plugin-path DIRS] [--flags N]\n"
     "       mpcengine-probe measure [--effort E] [--skip-module FILE]... [options] -- ROW...\n"
+    "       mpcengine-probe knobs [--effort E] [options] -- ROW=IMPL...\n"
     "       mpcengine-probe slices [--effort E] [options] -- ROW=IMPL...\n"
     "The selector's helper (run by libmpcengine and `mpcengine tune`; not meant to be run\n"
     "by hand). tune: measure the missing or stale pins rows and write the pins file.\n"
-    "measure: one worker, results on stdout. slices: where splitting a call over\n"
-    "threads starts to pay for each row's winner.\n";
+    "measure: one worker, results on stdout. knobs: each row winner's knob values\n"
+    "on the row's shape. slices: where splitting a call over threads starts to pay\n"
+    "for each row's winner.\n";
 
 static void log_line(void *arg, mpce_log_level level, const char *plugin, const char *message)
 {
@@ -46,7 +48,7 @@ static int push(char ***list, size_t *n, char *v)
 int main(int argc, char **argv)
 {
     if (argc < 2 || (strcmp(argv[1], "tune") != 0 && strcmp(argv[1], "measure") != 0 &&
-                      strcmp(argv[1], "slices") != 0)) {
+                      strcmp(argv[1], "slices") != 0 && strcmp(argv[1], "knobs") != 0)) {
         fputs(usage, argc < 2 || strcmp(argv[1], "--help") != 0 ? stderr : stdout);
         return argc >= 2 && strcmp(argv[1], "--help") == 0 ? 0 : 2;
     }
@@ -124,8 +126,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "mpcengine-probe: %s\n", mpce_last_error());
         return 1;
     }
-    int rc = tune ? probe_tune(e, &o, self)
-                  : strcmp(argv[1], "slices") == 0 ? probe_slices(e, &o) : probe_measure(e, &o);
+    int rc = tune                               ? probe_tune(e, &o, self)
+             : strcmp(argv[1], "slices") == 0 ? probe_slices(e, &o)
+             : strcmp(argv[1], "knobs") == 0  ? probe_knobs(e, &o)
+                                              : probe_measure(e, &o);
     mpce_engine_free(e);
     free(o.rows);
     free(o.skip);

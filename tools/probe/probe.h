@@ -10,6 +10,8 @@
  *                hangs, blacklist that module, decide, write the pins file
  *   gate.c       the decision: a challenger must beat the priority default by
  *                more than the default's spread and at least 1 %
+ *   knobs.c      `knobs`: a row winner's knob values, measured jointly on the
+ *                row's shape, checked to leave outputs unchanged
  *   slices.c     `slices`: the pool's threshold, where splitting a call over
  *                the engine's threads starts to pay for a row's winner
  *   probe.c      options and the engine both sides open
@@ -81,6 +83,10 @@ int probe_measure(mpce_engine *e, const struct probe_opts *o);
 /* rows are KEY=IMPL: each row's winner. Lines: slice KEY IMPL VALUE VERDICT,
  * VALUE a number of work elements per slice, "never" or "0" (not measured). */
 int probe_slices(mpce_engine *e, const struct probe_opts *o);
+/* rows are KEY=IMPL: each row's winner. Lines: knobs KEY IMPL PICK VERDICT,
+ * PICK KNOB=VALUE[:...] or "-" (the defaults); kwrong KEY IMPL WHY when a
+ * knob's values change the output (knobs.c says more). */
+int probe_knobs(mpce_engine *e, const struct probe_opts *o);
 int probe_tune(mpce_engine *e, const struct probe_opts *o, const char *self);
 
 #endif

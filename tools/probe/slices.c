@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/runtime/knobs.h"
 #include "tools/bench/bench.h"
 #include "tools/probe/probe.h"
 
@@ -122,11 +123,15 @@ static void slices_of(mpce_engine *e, const struct probe_opts *o, const char *ke
     printf("enter %s %s\n", key, impl);
     fflush(stdout);
     const unsigned threads = e->threads ? e->threads : 1;
-    const struct mpce_slot *slot = mpce_registry_find(e, impl);
+    /* impl is the winner with its knob values ("IMPL:KNOB=VALUE:..."):
+     * the calls split here are the ones "auto" will make. */
+    const struct mpce_slot *slot = mpce_registry_find_named(e, impl);
     int skipped = 0;
     for (size_t i = 0; slot && i < o->n_skip; i++)
         skipped |= strcmp(o->skip[i], slot->module->path) == 0;
-    if (sw == NULL || slot == NULL) {
+    if (slot == NULL) {
+        say(key, impl, "0", "not measured: unknown implementation");
+    } else if (sw == NULL) {
         say(key, impl, "0", "not measured: no size sweep for this operation");
     } else if (skipped) {
         say(key, impl, "0", "not measured: its module was blacklisted while tuning");

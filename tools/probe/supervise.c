@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "engine/runtime/knobs.h"
 #include "tools/bench/bench.h"
 #include "tools/probe/probe.h"
 
@@ -35,10 +36,13 @@ struct result {
     size_t n_cands;
     char note[400];                 /* why the row could not be measured */
     int done;
-    /* The gate's decision, then (large rows) the pool's threshold. */
+    /* The gate's decision, then the winner's knob values and (large rows)
+     * the pool's threshold. */
     char winner[64], runner_up[64], verdict[512];
     int measured;                   /* gated: goes into the file */
-    char slices_arg[200];           /* "KEY=WINNER" for the slices worker */
+    char worker_arg[240];           /* "KEY=WINNER[:KNOBS]" for a knobs or slices worker */
+    char knobs[160];                /* "" for the defaults */
+    char knob_verdict[900];
     uint64_t slice_min;
     char slice_verdict[480];
 };
@@ -52,7 +56,8 @@ struct tune_state {
     size_t n_skip;
     int bar;                        /* progress bar on a terminal */
     size_t n_done, n_total;
-    const char *phase;              /* "measure" or "slices": the worker's subcommand */
+    const char *phase;              /* "measure", "knobs" or "slices": the worker's
+                                       subcommand */
 };
 
 static long long now_ms(void)
@@ -95,7 +100,8 @@ static void clear_cands(struct result *r, int keep_bad)
     size_t k = 0;
     for (size_t i = 0; i < r->n_cands; i++) {
         int bad = strcmp(r->cands[i].status, "crashed") == 0 ||
-                  strcmp(r->cands[i].status, "hung") == 0;
+                  strcmp(r->cands[i].status, "hung") == 0 ||
+                  strcmp(r->cands[i].status, "wrong") == 0;
         if (keep_bad && bad) {
             r->cands[k++] = r->cands[i];
             continue;
@@ -118,7 +124,8 @@ static void progress(struct tune_state *ts, const struct result *r)
         if (ts->n_done == ts->n_total)
             fputc('\n', stderr);
     } else {
-        fprintf(stderr, "%s %zu/%zu %s%s%s\n", ts->phase[0] == 'm' ? "measured" : "threads",
+        fprintf(stderr, "%s %zu/%zu %s%s%s\n",
+                ts->phase[0] == 'm' ? "measured" : ts->phase[0] == 'k' ? "knobs" : "threads",
                 ts->n_done, ts->n_total, r->row->key, r->note[0] ? ": " : "", r->note);
     }
     fflush(stderr);
@@ -148,7 +155,8 @@ static int add_skip(struct tune_state *ts, const char *path)
  * be (then the row is given up). */
 static int blacklist(struct tune_state *ts, const char *impl, const char *reason)
 {
-    const struct mpce_slot *s = mpce_registry_find(ts->e, impl);
+    /* impl may carry the knob values it was running with. */
+    const struct mpce_slot *s = mpce_registry_find_named(ts->e, impl);
     if (!s || strcmp(s->module->path, "(built-in)") == 0)
         return -1;
     for (size_t i = 0; i < ts->pins->n_blacklist; i++)
@@ -197,7 +205,7 @@ static pid_t spawn_worker(struct tune_state *ts, struct result *res, size_t from
     argv[k++] = "--";
     for (size_t i = from; i < n; i++)
         if (!res[i].done)
-            argv[k++] = res[i].slices_arg[0] ? res[i].slices_arg : res[i].row->key;
+            argv[k++] = res[i].worker_arg[0] ? res[i].worker_arg : res[i].row->key;
     argv[k] = NULL;
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) != 0) {
@@ -254,6 +262,26 @@ static void take_line(void *arg, char *line)
         struct result *r = result_of(res, n, key);
         if (r)
             add_cand(r, impl, status, med, med > 0 ? (mx - mn) / med : 0, pos ? line + pos : "");
+        return;
+    }
+    char pick[160];
+    if (sscanf(line, "knobs %95s %95s %159s %n", key, impl, pick, &pos) >= 3) {
+        struct result *r = result_of(res, n, key);
+        if (r) {
+            snprintf(r->knobs, sizeof(r->knobs), "%s", strcmp(pick, "-") == 0 ? "" : pick);
+            snprintf(r->knob_verdict, sizeof(r->knob_verdict), "%.890s", pos ? line + pos : "");
+        }
+        return;
+    }
+    if (sscanf(line, "kwrong %95s %95s %n", key, impl, &pos) >= 2) {
+        /* A knob whose values change outputs: the module is broken, as
+         * surely as one that answers wrongly. */
+        struct result *r = result_of(res, n, key);
+        char reason[700];
+        snprintf(reason, sizeof(reason), "answered wrongly while tuning %s: %.500s", key,
+                 pos ? line + pos : "");
+        if (r && blacklist(ts, impl, reason) == 0)
+            add_cand(r, impl, "wrong", 0, 0, pos ? line + pos : "");
         return;
     }
     char value[32];
@@ -355,12 +383,17 @@ static void run_rows(struct tune_state *ts, struct result *res, size_t n)
         else /* a sanitizer's handler, or exit() inside a module */
             snprintf(reason, sizeof(reason), "crashed (the worker exited with status %d) while "
                      "tuning %s", WIFEXITED(status) ? WEXITSTATUS(status) : -1, r->row->key);
-        if (ts->phase[0] == 's') {
+        if (ts->phase[0] == 's' || ts->phase[0] == 'k') {
             /* The winner crashed or hung when its calls were split over
-             * threads, as the application's would be: it is blacklisted
-             * like any other, and the row is decided again without it. */
-            snprintf(r->slice_verdict, sizeof(r->slice_verdict), "not measured: %.400s",
-                     reason);
+             * threads, as the application's would be, or with other knob
+             * values: it is blacklisted like any other, and the row is
+             * decided again without it. */
+            if (ts->phase[0] == 's')
+                snprintf(r->slice_verdict, sizeof(r->slice_verdict), "not measured: %.400s",
+                         reason);
+            else
+                snprintf(r->knob_verdict, sizeof(r->knob_verdict), "not measured: %.400s",
+                         reason);
             if (entered[0] && blacklist(ts, entered, reason) == 0)
                 add_cand(r, entered, what, 0, 0, reason);
             r->done = 1;
@@ -377,6 +410,18 @@ static void run_rows(struct tune_state *ts, struct result *res, size_t n)
         r->done = 1;
         progress(ts, r);
     }
+}
+
+/* Whether w declares a knob, tuned or informational, that changes op; a
+ * device or asynchronous implementation is not timed here at all. */
+static int has_knobs_for(const struct mpce_slot *w, enum mpce_op_id op)
+{
+    if ((w->flags & MPCE_IMPL_ASYNC) || (w->memory & MPCE_MEM_DEVICE))
+        return 0;
+    for (unsigned k = 0; k < w->n_knobs; k++)
+        if (mpce_knob_affects(w, k, op))
+            return 1;
+    return 0;
 }
 
 /* The priority order "auto" follows for a row without pins (this engine
@@ -440,6 +485,9 @@ static void print_row(const struct mpce_pins_row *row, FILE *out)
 {
     fprintf(out, "%-28s %-24s %-24s %s\n", row->key, row->winner[0] ? row->winner : "-",
             row->runner_up[0] ? row->runner_up : "-", row->verdict);
+    if (row->knob_verdict && row->knob_verdict[0])
+        fprintf(out, "%-28s %-24s %-24s knobs: %s; %s\n", "", "", "",
+                row->knobs && row->knobs[0] ? row->knobs : "defaults", row->knob_verdict);
     if (row->slice_verdict && row->slice_verdict[0])
         fprintf(out, "%-28s %-24s %-24s threads: %s\n", "", "", "", row->slice_verdict);
 }
@@ -562,6 +610,39 @@ static void drop_blacklisted(mpce_engine *e, const struct mpce_pins *kept, struc
     }
 }
 
+static void decide(mpce_engine *e, const struct mpce_pins *kept, struct result *res, size_t n);
+
+/* Rows left without a winner when theirs was blacklisted after the gate
+ * (its knobs changed outputs, or it crashed split over threads) are
+ * measured again without its module: their other candidates may have been
+ * screened out against it and never timed in full. */
+static void remeasure_orphans(struct tune_state *ts, struct result *res, size_t n)
+{
+    size_t again = 0;
+    for (size_t i = 0; i < n; i++) {
+        int screened = 0;
+        for (size_t k = 0; k < res[i].n_cands; k++)
+            screened |= strcmp(res[i].cands[k].status, "screened") == 0;
+        res[i].done = 1;
+        if (!res[i].measured || res[i].winner[0] || !screened || res[i].note[0])
+            continue;
+        clear_cands(&res[i], 1);
+        res[i].worker_arg[0] = '\0';
+        res[i].done = 0;
+        again++;
+    }
+    if (again == 0)
+        return;
+    const char *phase = ts->phase;
+    ts->phase = "measure";
+    ts->n_done = 0;
+    ts->n_total = again;
+    fprintf(stderr, "measuring %zu rows again without the module blacklisted since\n", again);
+    run_rows(ts, res, n);
+    ts->phase = phase;
+    decide(ts->e, ts->pins, res, n);
+}
+
 /* The gate for every row that was measured. */
 static void decide(mpce_engine *e, const struct mpce_pins *kept, struct result *res, size_t n)
 {
@@ -578,11 +659,19 @@ static void decide(mpce_engine *e, const struct mpce_pins *kept, struct result *
         snprintf(winner, sizeof(winner), "%s", res[i].winner);
         probe_gate(&row, order, n_order, res[i].winner, res[i].runner_up, res[i].verdict,
                    sizeof(res[i].verdict));
-        /* A threshold measured for another winner says nothing of this one. */
-        if (res[i].measured && strcmp(winner, res[i].winner) != 0) {
-            res[i].slice_min = 0;
-            snprintf(res[i].slice_verdict, sizeof(res[i].slice_verdict), "not measured: the "
-                     "winner %.64s was blacklisted while its threshold was measured", winner);
+        /* A threshold or knob values measured for another winner say
+         * nothing of this one. */
+        if (res[i].measured && winner[0] && strcmp(winner, res[i].winner) != 0) {
+            if (res[i].slice_min || res[i].slice_verdict[0]) {
+                res[i].slice_min = 0;
+                snprintf(res[i].slice_verdict, sizeof(res[i].slice_verdict), "not measured: "
+                         "the winner %.64s was blacklisted after it was measured", winner);
+            }
+            if (res[i].knob_verdict[0]) {
+                res[i].knobs[0] = '\0';
+                snprintf(res[i].knob_verdict, sizeof(res[i].knob_verdict), "not measured: the "
+                         "winner %.64s was blacklisted after its knobs were measured", winner);
+            }
         }
         res[i].measured = 1;
     }
@@ -728,9 +817,40 @@ int probe_tune(mpce_engine *e, const struct probe_opts *o, const char *self)
                 blacklist(&ts, res[i].cands[k].impl, reason);
             }
     decide(e, &kept, res, n);
+    /* Then, except in a quick tune, the winners' knobs: on the large rows
+     * (the production shapes), and in a patient tune on every row. A
+     * winner blacklisted there changes its rows' decisions. */
+    size_t n_knobs = 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct mpce_slot *w = res[i].measured && res[i].winner[0]
+                                        ? mpce_registry_find(e, res[i].winner) : NULL;
+        res[i].done = 1;
+        res[i].worker_arg[0] = '\0';
+        if (w == NULL || !has_knobs_for(w, res[i].row->op) || strcmp(o->effort, "quick") == 0 ||
+            (res[i].row->size_class != MPCE_SIZE_CLASSES - 1u &&
+             strcmp(o->effort, "patient") != 0))
+            continue;
+        snprintf(res[i].worker_arg, sizeof(res[i].worker_arg), "%s=%s", res[i].row->key,
+                 res[i].winner);
+        res[i].done = 0;
+        n_knobs++;
+    }
+    if (n_knobs) {
+        size_t blacklisted = kept.n_blacklist;
+        ts.phase = "knobs";
+        ts.n_done = 0;
+        ts.n_total = n_knobs;
+        fprintf(stderr, "measuring the knobs of %zu winners\n", n_knobs);
+        run_rows(&ts, res, n);
+        if (kept.n_blacklist != blacklisted) {
+            decide(e, &kept, res, n);
+            remeasure_orphans(&ts, res, n);
+        }
+    }
     /* Then, except in a quick tune, the pool's threshold for each large
-     * row's winner: the sizes where splitting pays reach down from the large
-     * class. A winner blacklisted there changes its rows' decisions. */
+     * row's winner, with its knob values: the sizes where splitting pays
+     * reach down from the large class. A winner blacklisted there changes
+     * its rows' decisions. */
     size_t n_slices = 0;
     for (size_t i = 0; i < n; i++) {
         const struct mpce_slot *w = res[i].measured && res[i].winner[0]
@@ -740,8 +860,8 @@ int probe_tune(mpce_engine *e, const struct probe_opts *o, const char *self)
             (w->flags & MPCE_IMPL_ASYNC) || (w->memory & MPCE_MEM_DEVICE) ||
             strcmp(o->effort, "quick") == 0)
             continue;
-        snprintf(res[i].slices_arg, sizeof(res[i].slices_arg), "%s=%s", res[i].row->key,
-                 res[i].winner);
+        snprintf(res[i].worker_arg, sizeof(res[i].worker_arg), "%s=%s%s%s", res[i].row->key,
+                 res[i].winner, res[i].knobs[0] ? ":" : "", res[i].knobs);
         res[i].done = 0;
         n_slices++;
     }
@@ -752,8 +872,10 @@ int probe_tune(mpce_engine *e, const struct probe_opts *o, const char *self)
         ts.n_total = n_slices;
         fprintf(stderr, "measuring where threads pay for %zu winners\n", n_slices);
         run_rows(&ts, res, n);
-        if (kept.n_blacklist != blacklisted)
+        if (kept.n_blacklist != blacklisted) {
             decide(e, &kept, res, n);
+            remeasure_orphans(&ts, res, n);
+        }
     }
 
     /* The new file: the old current rows, then this run's. */
@@ -790,7 +912,9 @@ int probe_tune(mpce_engine *e, const struct probe_opts *o, const char *self)
                                     .cands = res[i].cands,
                                     .n_cands = res[i].n_cands,
                                     .slice_min = res[i].slice_min,
-                                    .slice_verdict = res[i].slice_verdict};
+                                    .slice_verdict = res[i].slice_verdict,
+                                    .knobs = res[i].knobs,
+                                    .knob_verdict = res[i].knob_verdict};
         row.n_plugins = row_plugins(e, mpce_op_info[pr->op].prim, plugins, 64);
         rc = mpce_pins_put_row(&out, &row) != 0;
     }
