@@ -402,6 +402,46 @@ static void test_force_env(void)
     unsetenv("MPCENGINE_FORCE");
 }
 
+/* MPCENGINE_FORCE names knob values as [pins] does (KEY:IMPL:KNOB=VALUE);
+ * as an unprivileged user, since root ignores the environment. No CUnit in
+ * the child: 0 or the number of the check that failed. */
+static int force_knobs_unprivileged(void *arg)
+{
+    (void)arg;
+    mpce_options opts = {.struct_size = sizeof(opts),
+                         .flags = MPCE_OPT_NO_USER_CONFIG | MPCE_OPT_NO_SYSTEM_CONFIG |
+                                  MPCE_OPT_NO_PLUGINS};
+    mpce_engine *e = NULL;
+    setenv("MPCENGINE_FORCE", "prg:prg-soft-bitslice,lpn.fold:lpn-soft:chunk=64:prefetch=0", 1);
+    if (mpce_engine_new(&opts, &e) != MPCE_OK)
+        return 1;
+    const mpce_route_info *rows;
+    size_t n, seen = 0;
+    if (mpce_routes(e, &rows, &n) != MPCE_OK)
+        return 2;
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(rows[i].op, "lpn.fold") == 0) {
+            if (strcmp(rows[i].impl, "lpn-soft") != 0 ||
+                strcmp(rows[i].knobs, "chunk=64:prefetch=0") != 0)
+                return 3;
+            seen++;
+        }
+    mpce_engine_free(e);
+    if (seen == 0)
+        return 4;
+    setenv("MPCENGINE_FORCE", "lpn.fold:lpn-soft:chunk", 1);
+    e = NULL;
+    if (mpce_engine_new(&opts, &e) != MPCE_ERR_CONFIG || !tu_error_mentions("lpn:lpn-soft:chunk=64"))
+        return 5;
+    unsetenv("MPCENGINE_FORCE");
+    return 0;
+}
+
+static void test_force_env_knobs(void)
+{
+    CU_ASSERT_EQUAL(tu_unprivileged(force_knobs_unprivileged, NULL), 0);
+}
+
 static void test_relative_plugin_path(void)
 {
     mpce_engine *e;
@@ -767,6 +807,7 @@ int main(void)
         {"effective settings and their sources", test_config_info},
         {"the built-in soft plugin cannot be disabled", test_soft_cannot_be_disabled},
         {"MPCENGINE_FORCE", test_force_env},
+        {"MPCENGINE_FORCE with knob values", test_force_env_knobs},
         {"relative plugin_path", test_relative_plugin_path},
         {"relative plugin_path option", test_relative_plugin_path_option},
         {"missing explicit config file", test_missing_explicit_file},
