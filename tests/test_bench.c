@@ -275,6 +275,24 @@ static void test_impl_filter(void)
     TU_ASSERT_ERROR(run(&o), MPCE_ERR_ARG, "no candidate");
 }
 
+/* --impl with knob values: those values timed beside the defaults, which
+ * are their baseline; a value the implementation lacks is refused first. */
+static void test_impl_knobs(void)
+{
+    mpce_bench_options o = quick("lpn.fold", "logk=10,n=1000,chunk=300");
+    o.impl = "lpn-soft:chunk=64:prefetch=0";
+    CU_ASSERT_EQUAL_FATAL(run(&o), MPCE_OK);
+    const struct got_row *plain = row_of("lpn-soft"), *tuned = row_of(o.impl);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(plain);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(tuned);
+    CU_ASSERT(tuned->has_baseline);
+    CU_ASSERT_STRING_EQUAL(tuned->baseline, "lpn-soft");
+    check_rows();
+    o.impl = "lpn-soft:chunk=65";
+    TU_ASSERT_ERROR(run(&o), MPCE_ERR_ARG, "--impl: lpn-soft: knob chunk takes no value 65");
+    CU_ASSERT_EQUAL(n_rows, 0);
+}
+
 static void test_refusals(void)
 {
     mpce_bench_options o = quick("prg.nope", "n=1");
@@ -1067,6 +1085,7 @@ int main(void)
         {"every op at a tiny shape; the DPF's AES floor", test_every_op},
         {"thread scaling: threads=T against threads=1", test_threads_row},
         {"--impl keeps the baseline; unknown names refused", test_impl_filter},
+        {"--impl with knob values: beside the defaults", test_impl_knobs},
         {"unknown ops, keys and values refused with a message", test_refusals},
         {"the default rows parse and include prg.dispatch n=1", test_default_rows},
         {"prg.dispatch: api against direct, overhead in the note", test_dispatch_row},

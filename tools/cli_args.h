@@ -28,7 +28,8 @@ struct cli_opt {
 
 /* Their --help lines, which end every usage text. */
 #define CLI_COMMON_HELP                                                              \
-    "  --impl NAME        run exactly this implementation (see 'mpcengine list')\n"  \
+    "  --impl NAME        run exactly this implementation (see 'mpcengine list'),\n"  \
+    "                     optionally with knob values: NAME:KNOB=VALUE[:KNOB=VALUE...]\n" \
     "  --config FILE      read FILE instead of the administrator's engine.conf\n"     \
     "  --plugin-path DIRS module directories, ':'-separated, replacing plugin_path\n" \
     "                     (also for root, which ignores MPCENGINE_PLUGIN_PATH)\n"    \

@@ -128,7 +128,7 @@ static void print_table_row(const mpce_bench_row *r, struct out *o)
 {
     o->rows++;
     if (r->skipped) {
-        printf("%-13s  %-30s  %-28s  %9s  %-15s  %10s  %-9s  skipped: %s\n", r->op, r->shape,
+        printf("%-13s  %-30s  %-32s  %9s  %-15s  %10s  %-9s  skipped: %s\n", r->op, r->shape,
                r->impl, "-", "-", "-", "", r->note);
         return;
     }
@@ -146,7 +146,7 @@ static void print_table_row(const mpce_bench_row *r, struct out *o)
     double v = r->unit_rate;
     snprintf(rate, sizeof(rate), v >= 100 ? "%.0f" : v >= 10 ? "%.1f" : v >= 1 ? "%.2f" : "%.3f",
              v);
-    printf("%-13s  %-30s  %-28s  %6s %-2s  %-15s  %10s  %-9s  %s%s%s\n", r->op, r->shape,
+    printf("%-13s  %-30s  %-32s  %6s %-2s  %-15s  %10s  %-9s  %s%s%s\n", r->op, r->shape,
            r->impl, med, time_units[u].unit, spread, rate, r->unit, vs,
            r->note && r->note[0] ? "  # " : "", r->note ? r->note : "");
 }
@@ -166,7 +166,7 @@ static void on_start(size_t rows, void *arg)
     if (o->json) {
         printf("[");
     } else {
-        printf("%-13s  %-30s  %-28s  %9s  %-15s  %10s  %-9s  %s\n", "OP", "SHAPE", "IMPL",
+        printf("%-13s  %-30s  %-32s  %9s  %-15s  %10s  %-9s  %s\n", "OP", "SHAPE", "IMPL",
                "MEDIAN", "MIN-MAX", "RATE", "UNIT", "VS BASELINE");
     }
     fflush(stdout);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/runtime/knobs.h"
 #include "tools/bench/bench.h"
 
 #define MAX_CANDS 64
@@ -92,10 +93,17 @@ static const char *baseline_name(const struct mpce_bench_shape *s)
     }
 }
 
+/* Whether --impl (IMPL or IMPL:KNOB=VALUE:...) names name. */
+static int names(const char *impl, const char *name)
+{
+    size_t len = mpce_impl_spec_name_len(impl);
+    return strncmp(impl, name, len) == 0 && name[len] == '\0';
+}
+
 static int wanted(const struct row *r, const char *name, const char *base)
 {
     const char *only = r->o->impl;
-    return !only || strcmp(only, name) == 0 || (base && strcmp(base, name) == 0);
+    return !only || names(only, name) || (base && strcmp(base, name) == 0);
 }
 
 #define ASYNC_NOTE                                                                          \
@@ -133,6 +141,27 @@ static int add_floor(struct row *r, const struct mpce_slot *dpf)
     return (int)r->n++;
 }
 
+/* --impl IMPL:KNOB=VALUE:...: that implementation with those knob values,
+ * beside its defaults (at), which are its baseline. */
+static void add_knob_cand(struct row *r, const struct mpce_slot *slot, size_t at)
+{
+    const char *list = r->o->impl ? mpce_impl_spec_knobs(r->o->impl) : NULL;
+    uint32_t values[MPCE_KNOB_MAX];
+    if (list == NULL || !names(r->o->impl, slot->impl->name) ||
+        mpce_knobs_values(slot, list, "--impl: ", values) != MPCE_OK)
+        return;
+    struct mpce_bench_cand *c = next_cand(r);
+    if (!c)
+        return;
+    if (mpce_bench_impl_cand_knobs(slot, &r->s, r->f, values, c) != MPCE_OK) {
+        skip(r, r->o->impl, "%s", mpce_last_error());
+        return;
+    }
+    c->baseline = (int)at;
+    c->own_baseline = 1;
+    r->n++;
+}
+
 static void add_impls(struct row *r, const char *base)
 {
     char why[320];
@@ -142,7 +171,7 @@ static void add_impls(struct row *r, const char *base)
         if (slot->prim != r->s.prim || !wanted(r, name, base))
             continue;
         if (!mpce_bench_slot_usable(r->e, slot, why, sizeof(why))) {
-            if (r->o->impl && strcmp(r->o->impl, name) == 0)
+            if (r->o->impl && names(r->o->impl, name))
                 skip(r, name, "%s", why);
             continue;
         }
@@ -158,7 +187,7 @@ static void add_impls(struct row *r, const char *base)
             continue;
         }
         size_t at = r->n++;
-        if (!r->o->impl || strcmp(r->o->impl, name) == 0)
+        if (!r->o->impl || names(r->o->impl, name))
             r->matched = 1;
         if (r->s.prim == MPCE_PRIM_DPF) {
             int fl = add_floor(r, slot);
@@ -167,6 +196,7 @@ static void add_impls(struct row *r, const char *base)
                 snprintf(r->c[at].note, sizeof(r->c[at].note), "no PRG of plugin %s for "
                          "the AES floor", slot->module->name);
         }
+        add_knob_cand(r, slot, at);
     }
 }
 
@@ -200,7 +230,7 @@ static int named_impl(struct row *r, const char **impl)
     *impl = r->o->impl;
     if (!*impl)
         return 1;
-    struct mpce_slot *s = mpce_registry_find(r->e, *impl);
+    struct mpce_slot *s = mpce_registry_find_named(r->e, *impl);
     return s != NULL && s->prim == r->s.prim;
 }
 
@@ -345,7 +375,7 @@ static int emit(struct row *r, mpce_bench_row_fn fn, void *arg)
             row.min_s = c->min;
             row.max_s = c->max;
             row.unit_rate = mpce_bench_rate(&r->s, c->median);
-            int b = base ? bi : c->baseline;
+            int b = base && !c->own_baseline ? bi : c->baseline;
             if (b >= 0 && !r->c[b].failed && c->median > 0) {
                 row.baseline = r->c[b].name;
                 row.ratio = r->c[b].median / c->median;
@@ -425,7 +455,7 @@ static mpce_status run_row(struct row *r, const char *op, const char *shape,
 /* Whether name is an implementation or a peer the run knows. */
 static int known_impl(mpce_engine *e, const mpce_bench_options *o)
 {
-    if (mpce_registry_find(e, o->impl))
+    if (mpce_registry_find_named(e, o->impl))
         return 1;
     size_t nb;
     const mpce_bench_peer *b = mpce_bench_builtin_peers(&nb);
@@ -458,6 +488,14 @@ static mpce_status check_options(mpce_engine *e, const mpce_bench_options *o,
         return mpce_error(MPCE_ERR_ARG, "unknown implementation '%.64s': see `mpcengine list` "
                           "(peers: openssl-evp-aes-128-ecb, openssl-evp-aes-128-ctr and those "
                           "the caller registers)", o->impl);
+    if (o->impl && mpce_impl_spec_knobs(o->impl) != NULL) {
+        struct mpce_slot *s;
+        uint32_t values[MPCE_KNOB_MAX];
+        int has;
+        mpce_status st = mpce_registry_find_spec(e, o->impl, "--impl: ", &s, values, &has);
+        if (st != MPCE_OK)
+            return st;
+    }
     return MPCE_OK;
 }
 

@@ -75,6 +75,7 @@ struct mpce_bench_cand {
     void (*teardown)(void *state);
     void *state;
     int baseline;       /* index of this candidate's baseline, -1: none */
+    int own_baseline;   /* compared with baseline even in a row that has one */
     int failed;         /* dropped: why holds the reason */
     char why[256];
     double *samples;    /* one per round */
