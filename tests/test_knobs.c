@@ -25,22 +25,10 @@ static mpce_engine *engine_split(void)
     static mpce_engine *e;
     if (e)
         return e;
-    char *conf = tu_write_temp("[engine]\nallow_variable_time = yes\nthreads = 3\n"
-                               "[tune]\nmode = off\n");
-    const char *plugins = TEST_PLUGIN_PATH;
-    mpce_options opts = {
-        .struct_size = sizeof(opts),
-        .config_path = conf,
-        .plugin_path = plugins[0] ? plugins : NULL,
-        .flags = MPCE_OPT_NO_USER_CONFIG | MPCE_OPT_NO_ENV | MPCE_OPT_NO_SYSTEM_CONFIG |
-                 (plugins[0] ? 0u : MPCE_OPT_NO_PLUGINS),
-    };
-    if (mpce_engine_new(&opts, &e) != MPCE_OK) {
+    if (tu_engine_conf("[engine]\nallow_variable_time = yes\nthreads = 3\n", &e) != MPCE_OK) {
         fprintf(stderr, "engine: %s\n", mpce_last_error());
         abort();
     }
-    unlink(conf);
-    free(conf);
     e->slice_min_shift = 64;
     return e;
 }

@@ -33,19 +33,7 @@ static mpce_status engine_with(const char *threads_line, mpce_engine **out)
 {
     char text[256];
     snprintf(text, sizeof(text), "[engine]\nallow_variable_time = yes\n%s\n", threads_line);
-    char *conf = tu_write_temp(text);
-    const char *plugins = TEST_PLUGIN_PATH;
-    mpce_options opts = {
-        .struct_size = sizeof(opts),
-        .config_path = conf,
-        .plugin_path = plugins[0] ? plugins : NULL,
-        .flags = MPCE_OPT_NO_USER_CONFIG | MPCE_OPT_NO_ENV | MPCE_OPT_NO_SYSTEM_CONFIG |
-                 (plugins[0] ? 0u : MPCE_OPT_NO_PLUGINS),
-    };
-    mpce_status st = mpce_engine_new(&opts, out);
-    unlink(conf);
-    free(conf);
-    return st;
+    return tu_engine_conf(text, out);
 }
 
 /* Engines with threads = 1, 2, 3, made fresh for each test so that each

@@ -64,14 +64,9 @@ void tu_write_text(const char *path, const char *text, unsigned mode)
     }
 }
 
-mpce_engine *tu_engine(int allow_variable_time)
+mpce_status tu_engine_conf(const char *conf_text, mpce_engine **out)
 {
-    static mpce_engine *engines[2];
-    int i = allow_variable_time ? 1 : 0;
-    if (engines[i])
-        return engines[i];
-    char *conf = tu_write_temp(i ? "[engine]\nallow_variable_time = yes\n"
-                                 : "[engine]\nallow_variable_time = no\n");
+    char *conf = tu_write_temp(conf_text);
     /* The plugins built in this tree (TEST_PLUGIN_PATH, from tests/local.am),
      * so every suite runs every backend this CPU can run. */
     const char *plugins = TEST_PLUGIN_PATH;
@@ -82,12 +77,24 @@ mpce_engine *tu_engine(int allow_variable_time)
         .flags = MPCE_OPT_NO_USER_CONFIG | MPCE_OPT_NO_ENV | MPCE_OPT_NO_SYSTEM_CONFIG |
                  (plugins[0] ? 0u : MPCE_OPT_NO_PLUGINS),
     };
-    if (mpce_engine_new(&opts, &engines[i]) != MPCE_OK) {
+    mpce_status st = mpce_engine_new(&opts, out);
+    unlink(conf);
+    free(conf);
+    return st;
+}
+
+mpce_engine *tu_engine(int allow_variable_time)
+{
+    static mpce_engine *engines[2];
+    int i = allow_variable_time ? 1 : 0;
+    if (engines[i])
+        return engines[i];
+    if (tu_engine_conf(i ? "[engine]\nallow_variable_time = yes\n"
+                         : "[engine]\nallow_variable_time = no\n",
+                       &engines[i]) != MPCE_OK) {
         fprintf(stderr, "tu_engine: %s\n", mpce_last_error());
         abort();
     }
-    unlink(conf);
-    free(conf);
     return engines[i];
 }
 

@@ -29,6 +29,9 @@ int tu_main(const char *suite_name, const struct tu_test *tests);
  * life of the process; do not free.
  */
 mpce_engine *tu_engine(int allow_variable_time);
+/* A new engine (the caller frees it) like tu_engine's but for its
+ * configuration, conf_text, written to a temporary file for the call. */
+mpce_status tu_engine_conf(const char *conf_text, mpce_engine **out);
 
 /* A fresh 0700 directory under $TMPDIR or /tmp, to hold plugins (free with
  * tu_remove_dir, which deletes its files first). */

@@ -19,7 +19,6 @@
  */
 #include "config.h"
 
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -301,17 +300,5 @@ out:
 
 int probe_knobs(mpce_engine *e, const struct probe_opts *o)
 {
-    signal(SIGPIPE, SIG_DFL);
-    for (size_t i = 0; i < o->n_rows; i++) {
-        char key[96];
-        const char *eq = strchr(o->rows[i], '=');
-        if (eq == NULL || (size_t)(eq - o->rows[i]) >= sizeof(key)) {
-            fprintf(stderr, "mpcengine-probe knobs: expected ROW=IMPL, not %s\n", o->rows[i]);
-            return 2;
-        }
-        memcpy(key, o->rows[i], (size_t)(eq - o->rows[i]));
-        key[eq - o->rows[i]] = '\0';
-        knobs_of(e, o, key, eq + 1);
-    }
-    return 0;
+    return probe_each_winner(e, o, "knobs", knobs_of);
 }

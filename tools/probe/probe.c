@@ -45,6 +45,27 @@ static int push(char ***list, size_t *n, char *v)
     return 0;
 }
 
+int probe_each_winner(mpce_engine *e, const struct probe_opts *o, const char *cmd,
+                      void (*fn)(mpce_engine *e, const struct probe_opts *o, const char *key,
+                                 const char *impl))
+{
+    /* A supervisor that is gone wants no more results: die on the closed
+     * pipe rather than measure for nobody. */
+    signal(SIGPIPE, SIG_DFL);
+    for (size_t i = 0; i < o->n_rows; i++) {
+        char key[128];
+        const char *eq = strchr(o->rows[i], '=');
+        if (eq == NULL || (size_t)(eq - o->rows[i]) >= sizeof(key)) {
+            fprintf(stderr, "mpcengine-probe %s: expected ROW=IMPL, got %s\n", cmd, o->rows[i]);
+            return 2;
+        }
+        memcpy(key, o->rows[i], (size_t)(eq - o->rows[i]));
+        key[eq - o->rows[i]] = '\0';
+        fn(e, o, key, eq + 1);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2 || (strcmp(argv[1], "tune") != 0 && strcmp(argv[1], "measure") != 0 &&

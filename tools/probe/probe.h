@@ -87,6 +87,12 @@ int probe_slices(mpce_engine *e, const struct probe_opts *o);
  * PICK KNOB=VALUE[:...] or "-" (the defaults); kwrong KEY IMPL WHY when a
  * knob's values change the output (knobs.c says more). */
 int probe_knobs(mpce_engine *e, const struct probe_opts *o);
+/* For `knobs` and `slices`: fn(e, o, key, impl) for each ROW=IMPL of o->rows
+ * (impl may carry knob values); 2 after a message naming cmd if one is not
+ * of that form. */
+int probe_each_winner(mpce_engine *e, const struct probe_opts *o, const char *cmd,
+                      void (*fn)(mpce_engine *e, const struct probe_opts *o, const char *key,
+                                 const char *impl));
 int probe_tune(mpce_engine *e, const struct probe_opts *o, const char *self);
 
 #endif

@@ -16,7 +16,6 @@
  */
 #include "config.h"
 
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -205,17 +204,5 @@ static void slices_of(mpce_engine *e, const struct probe_opts *o, const char *ke
 
 int probe_slices(mpce_engine *e, const struct probe_opts *o)
 {
-    signal(SIGPIPE, SIG_DFL);
-    for (size_t i = 0; i < o->n_rows; i++) {
-        char key[128];
-        const char *eq = strchr(o->rows[i], '=');
-        if (eq == NULL || (size_t)(eq - o->rows[i]) >= sizeof(key)) {
-            fprintf(stderr, "mpcengine-probe slices: expected KEY=IMPL, got %s\n", o->rows[i]);
-            return 2;
-        }
-        memcpy(key, o->rows[i], (size_t)(eq - o->rows[i]));
-        key[eq - o->rows[i]] = '\0';
-        slices_of(e, o, key, eq + 1);
-    }
-    return 0;
+    return probe_each_winner(e, o, "slices", slices_of);
 }

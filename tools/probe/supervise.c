@@ -643,6 +643,23 @@ static void remeasure_orphans(struct tune_state *ts, struct result *res, size_t 
     decide(ts->e, ts->pins, res, n);
 }
 
+/* A phase on the rows' winners (the rows not done, worker_arg KEY=WINNER):
+ * a winner blacklisted there changes its rows' decisions, and rows left
+ * without one are measured again. */
+static void run_winner_phase(struct tune_state *ts, struct result *res, size_t n,
+                             const char *phase, size_t count)
+{
+    size_t blacklisted = ts->pins->n_blacklist;
+    ts->phase = phase;
+    ts->n_done = 0;
+    ts->n_total = count;
+    run_rows(ts, res, n);
+    if (ts->pins->n_blacklist != blacklisted) {
+        decide(ts->e, ts->pins, res, n);
+        remeasure_orphans(ts, res, n);
+    }
+}
+
 /* The gate for every row that was measured. */
 static void decide(mpce_engine *e, const struct mpce_pins *kept, struct result *res, size_t n)
 {
@@ -836,16 +853,8 @@ int probe_tune(mpce_engine *e, const struct probe_opts *o, const char *self)
         n_knobs++;
     }
     if (n_knobs) {
-        size_t blacklisted = kept.n_blacklist;
-        ts.phase = "knobs";
-        ts.n_done = 0;
-        ts.n_total = n_knobs;
         fprintf(stderr, "measuring the knobs of %zu winners\n", n_knobs);
-        run_rows(&ts, res, n);
-        if (kept.n_blacklist != blacklisted) {
-            decide(e, &kept, res, n);
-            remeasure_orphans(&ts, res, n);
-        }
+        run_winner_phase(&ts, res, n, "knobs", n_knobs);
     }
     /* Then, except in a quick tune, the pool's threshold for each large
      * row's winner, with its knob values: the sizes where splitting pays
@@ -866,16 +875,8 @@ int probe_tune(mpce_engine *e, const struct probe_opts *o, const char *self)
         n_slices++;
     }
     if (n_slices) {
-        size_t blacklisted = kept.n_blacklist;
-        ts.phase = "slices";
-        ts.n_done = 0;
-        ts.n_total = n_slices;
         fprintf(stderr, "measuring where threads pay for %zu winners\n", n_slices);
-        run_rows(&ts, res, n);
-        if (kept.n_blacklist != blacklisted) {
-            decide(e, &kept, res, n);
-            remeasure_orphans(&ts, res, n);
-        }
+        run_winner_phase(&ts, res, n, "slices", n_slices);
     }
 
     /* The new file: the old current rows, then this run's. */
