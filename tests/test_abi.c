@@ -68,11 +68,12 @@ static void test_lp64_layout(void)
     PIN(struct mpce_host, getenv, 32);
     PIN(struct mpce_host, complete, 40);
     PIN(struct mpce_host, host_data, 48);
-    CU_ASSERT_EQUAL(sizeof(struct mpce_call), 40);
+    CU_ASSERT_EQUAL(sizeof(struct mpce_call), 48);
     PIN(struct mpce_call, memory, 8);
     PIN(struct mpce_call, queue, 16);
     PIN(struct mpce_call, done, 24);
     PIN(struct mpce_call, knobs, 32); /* 2.2 */
+    PIN(struct mpce_call, n_knobs, 40);
     CU_ASSERT_EQUAL(sizeof(struct mpce_impl), 88);
     PIN(struct mpce_impl, primitive, 8);
     PIN(struct mpce_impl, name, 16);

@@ -309,6 +309,8 @@ static void test_spec_errors(void)
                     MPCE_ERR_ARG, "lpn-soft: knob chunk takes no value 100");
     TU_ASSERT_ERROR(mpce_lpn_fold(ctx, "lpn-soft:chunk", 0, table, 32, out, 4, NULL),
                     MPCE_ERR_ARG, "'chunk' is not a knob list: write KNOB=VALUE[:KNOB=VALUE...]");
+    TU_ASSERT_ERROR(mpce_lpn_fold(ctx, "lpn-soft:chunk=64:chunk=512", 0, table, 32, out, 4, NULL),
+                    MPCE_ERR_ARG, "lpn-soft: knob chunk is named twice");
     TU_ASSERT_ERROR(mpce_lpn_fold(ctx, "lpn-soft:", 0, table, 32, out, 4, NULL), MPCE_ERR_ARG,
                     "ends in ':' with no knob after it");
     TU_ASSERT_ERROR(mpce_lpn_fold(ctx, "lpn-soft:chunk=64,prefetch=0", 0, table, 32, out, 4,
@@ -339,18 +341,27 @@ static void test_pin_with_knobs(void)
     mpce_engine *e;
     CU_ASSERT_FATAL(mpce_engine_new(&opts, &e) == MPCE_OK);
     const mpce_route_info *rows;
-    size_t n, seen = 0;
+    size_t n, seen = 0, bad = 0;
+    (void)mpce_error(MPCE_OK, "%s", "before");
     CU_ASSERT_FATAL(mpce_routes(e, &rows, &n) == MPCE_OK);
+    CU_ASSERT_STRING_EQUAL(mpce_last_error(), "before"); /* a listing leaves it alone */
     for (size_t i = 0; i < n; i++) {
         if (strcmp(rows[i].op, "lpn.fold") == 0) {
             CU_ASSERT_STRING_EQUAL(rows[i].impl, "lpn-soft");
             CU_ASSERT_STRING_EQUAL(rows[i].knobs, "chunk=64:prefetch=4");
             seen++;
-        } else if (strcmp(rows[i].op, "lpn.fold") != 0) {
+        } else if (strcmp(rows[i].op, "dpf.evalall") == 0) {
+            /* The unusable pin says why where `mpcengine config` shows it. */
+            CU_ASSERT_STRING_EQUAL(rows[i].impl, "");
+            CU_ASSERT(strstr(rows[i].source, "[pins] dpf.evalall = dpf-soft:tile=13:chunk=1") &&
+                      strstr(rows[i].source, ": unusable: dpf-soft has no knob 'chunk'"));
+            bad++;
+        } else {
             CU_ASSERT_STRING_EQUAL(rows[i].knobs, "");
         }
     }
     CU_ASSERT(seen == 2 * MPCE_SIZE_CLASSES); /* both variants */
+    CU_ASSERT(bad == MPCE_SIZE_CLASSES);
     uint8_t seed[16] = {1}, table[16 * 32] = {0}, out[16 * 4] = {0};
     mpce_lpn *lpn;
     CU_ASSERT_FATAL(mpce_lpn_new(e, seed, 5, &lpn) == MPCE_OK);
@@ -376,6 +387,95 @@ static void test_pin_with_knobs(void)
                     "optional knob values (IMPL:KNOB=VALUE[:KNOB=VALUE...])");
     unlink(conf);
     free(conf);
+}
+
+/* ---- the values reach the skeleton --------------------------------------------- */
+
+/* The largest "WHAT N" the recording module logged, and how many lines. */
+static size_t largest(const char *path, const char *what, size_t *lines)
+{
+    FILE *f = fopen(path, "r");
+    char w[16];
+    size_t n, max = 0;
+    *lines = 0;
+    while (f != NULL && fscanf(f, "%15s %zu", w, &n) == 2)
+        if (strcmp(w, what) == 0) {
+            (*lines)++;
+            max = n > max ? n : max;
+        }
+    if (f != NULL)
+        fclose(f);
+    unlink(path);
+    return max;
+}
+
+/*
+ * Through every path "auto" takes (a [pins] route, on 3 threads with every
+ * call split into slices, evalall into evalall_range), the skeleton gets
+ * the pinned values: chunk=64 keeps every ctr call of the fold to at most
+ * 10 * 64 / 4 + 1 blocks, tile=10 every mmo call of a full-domain
+ * evaluation to 2^9 parents; named values and the defaults go further (a
+ * call of 8191 outputs makes slices of about 680, more than a 512 chunk).
+ */
+static void test_values_reach_the_skeleton(void)
+{
+    char *conf = tu_write_temp("[engine]\nthreads = 3\n[pins]\nlpn.fold = lpn-skelrec:chunk=64\n"
+                               "dpf.evalall = dpf-skelrec:tile=10\n");
+    mpce_options opts = {.struct_size = sizeof(opts),
+                         .config_path = conf,
+                         .plugin_path = SKEL_DIR,
+                         .flags = MPCE_OPT_NO_USER_CONFIG | MPCE_OPT_NO_ENV |
+                                  MPCE_OPT_NO_SYSTEM_CONFIG};
+    mpce_engine *e;
+    CU_ASSERT_FATAL(mpce_engine_new(&opts, &e) == MPCE_OK);
+    unlink(conf);
+    free(conf);
+    e->slice_min_shift = 64;
+    /* The self-tests first: their calls are not the ones looked at. */
+    CU_ASSERT_FATAL(mpce_selftest(e, "lpn-skelrec", NULL, NULL) == MPCE_OK);
+    CU_ASSERT_FATAL(mpce_selftest(e, "dpf-skelrec", NULL, NULL) == MPCE_OK);
+    char *dir = tu_temp_dir();
+    char path[4200];
+    snprintf(path, sizeof(path), "%s/record", dir);
+    CU_ASSERT_FATAL(setenv("SKEL_RECORD", path, 1) == 0);
+    size_t lines;
+
+    uint8_t seed[16] = {4};
+    static uint8_t table[16 << 12], out[16 * 8191];
+    mpce_lpn *lpn;
+    CU_ASSERT_FATAL(mpce_lpn_new(e, seed, 12, &lpn) == MPCE_OK);
+    for (int call = 0; call < 3; call++)
+        CU_ASSERT(mpce_lpn_fold(lpn, NULL, 0, table, 1u << 12, out, 8191, NULL) == MPCE_OK);
+    CU_ASSERT(largest(path, "ctr", &lines) <= 161);
+    CU_ASSERT(lines >= 3 * 128); /* 3 calls of 8191 outputs in chunks of 64 */
+    CU_ASSERT(mpce_lpn_fold(lpn, "lpn-skelrec:chunk=512", 0, table, 1u << 12, out, 8191,
+                            NULL) == MPCE_OK);
+    CU_ASSERT(largest(path, "ctr", &lines) > 641);
+    CU_ASSERT(mpce_lpn_fold(lpn, "lpn-skelrec", 0, table, 1u << 12, out, 8191, NULL) ==
+              MPCE_OK);
+    size_t def = largest(path, "ctr", &lines);
+    CU_ASSERT(def > 161 && def <= 641);
+    mpce_lpn_free(lpn);
+
+    mpce_dpf *dpf;
+    CU_ASSERT_FATAL(mpce_dpf_new(e, 15, MPCE_DPF_U64, NULL, NULL, &dpf) == MPCE_OK);
+    mpce_dpf_key *k0, *k1;
+    uint8_t beta[16] = {7};
+    CU_ASSERT_FATAL(mpce_dpf_gen(dpf, "dpf-skelrec", 99, beta, NULL, NULL, &k0, &k1) == MPCE_OK);
+    static uint8_t full[8u << 15];
+    unlink(path);
+    for (int call = 0; call < 2; call++)
+        CU_ASSERT(mpce_dpf_evalall(dpf, NULL, k0, full, sizeof(full)) == MPCE_OK);
+    CU_ASSERT(largest(path, "mmo", &lines) == 512);
+    CU_ASSERT(lines > 0);
+    CU_ASSERT(mpce_dpf_evalall(dpf, "dpf-skelrec:tile=13", k0, full, sizeof(full)) == MPCE_OK);
+    CU_ASSERT(largest(path, "mmo", &lines) == 4096);
+    mpce_dpf_key_free(k0);
+    mpce_dpf_key_free(k1);
+    mpce_dpf_free(dpf);
+    unsetenv("SKEL_RECORD");
+    tu_remove_dir(dir);
+    mpce_engine_free(e);
 }
 
 /* The listing shows each implementation's knobs, defaults in brackets. */
@@ -412,6 +512,8 @@ int main(void)
          test_all_knobs_together_same_bytes},
         {"IMPL:KNOB=VALUE names: errors list what is declared", test_spec_errors},
         {"a [pins] entry carries knob values; a bad one names the pin", test_pin_with_knobs},
+        {"the values reach the skeleton on every call, split or not",
+         test_values_reach_the_skeleton},
         {"the listing shows knobs and their defaults", test_listing_shows_knobs},
         {NULL, NULL},
     };

@@ -247,7 +247,7 @@ mpce_status mpce_dpf_gen(mpce_dpf *ctx, const char *impl, uint64_t alpha, const 
     } else {
         b[TBIT_BYTE] &= 0xfe;
     }
-    struct mpce_route route;
+    struct mpce_route route = {0};
     mpce_status st = mpce_ctx_route(&ctx->base, fn, MPCE_OP_dpf_gen, 1, 1, impl, &route);
     if (st != MPCE_OK)
         return st;
@@ -450,7 +450,7 @@ mpce_status mpce_dpf_evalall(mpce_dpf *ctx, const char *impl, const mpce_dpf_key
                           out_len, ctx->bits, mpce_dpf_output_size(ctx->group),
                           (unsigned long long)need);
     const uint64_t domain = (uint64_t)1 << ctx->bits;
-    struct mpce_route route;
+    struct mpce_route route = {0};
     st = mpce_ctx_route(&ctx->base, fn, MPCE_OP_dpf_evalall, domain, domain, impl, &route);
     if (st != MPCE_OK)
         return st;
@@ -503,7 +503,7 @@ mpce_status mpce_dpf_evalall_buf(mpce_dpf *ctx, mpce_queue *q, const char *impl,
     if (st != MPCE_OK)
         return st;
     const uint64_t domain = (uint64_t)1 << ctx->bits;
-    struct mpce_route route;
+    struct mpce_route route = {0};
     st = mpce_ctx_route_queue(&ctx->base, q, fn, MPCE_OP_dpf_evalall, domain, domain, impl,
                               &route);
     if (st != MPCE_OK)
@@ -530,7 +530,7 @@ mpce_status mpce_dpf_resolve(mpce_dpf *ctx, const char *impl, const char *op, si
             return st; /* no evalall call could run on this context */
         n = (uint64_t)1 << ctx->bits;
     }
-    struct mpce_route r;
+    struct mpce_route r = {0};
     st = mpce_ctx_route(&ctx->base, fn, id, n, n, impl, &r);
     if (st == MPCE_OK)
         *name = r.slot->impl->name;

@@ -34,6 +34,8 @@ static const char *put(struct text *t, const char *fmt, ...) __attribute__((form
 static const char *put(struct text *t, const char *fmt, ...)
 {
     va_list ap;
+    if (t->used >= t->cap)
+        return ""; /* full: a string cut short rather than one past the block */
     va_start(ap, fmt);
     char *at = t->buf + t->used;
     int n = vsnprintf(at, t->cap - t->used, fmt, ap);
@@ -240,7 +242,7 @@ mpce_status mpce_routes(mpce_engine *engine, const mpce_route_info **rows, size_
         mpce_engine_unref(e);
         return MPCE_OK;
     }
-    const size_t per_row = 1536;
+    const size_t per_row = 2048;
     mpce_route_info *r = mpce_engine_keep(e, n * (sizeof(*r) + per_row) + 1);
     if (r == NULL) {
         st = mpce_error(MPCE_ERR_NOMEM, "out of memory listing routes");
@@ -265,13 +267,30 @@ mpce_status mpce_routes(mpce_engine *engine, const mpce_route_info **rows, size_
                     struct mpce_slot *s = NULL;
                     uint32_t values[MPCE_KNOB_MAX];
                     int has_knobs = 0;
+                    char before[1024], why[600] = "";
+                    snprintf(before, sizeof(before), "%s", mpce_last_error());
                     mpce_status kst =
                         mpce_registry_find_spec(e, en->pin_name, "", &s, values, &has_knobs);
-                    int ok = kst == MPCE_OK && s->prim == mpce_op_info[op].prim &&
-                             mpce_slot_state(s) == MPCE_ST_PASS && mpce_registry_allowed(e, s);
+                    if (kst != MPCE_OK)
+                        snprintf(why, sizeof(why), "%s", s == NULL && kst == MPCE_ERR_NOIMPL
+                                                             ? "no implementation of that name"
+                                                             : mpce_last_error());
+                    else if (s->prim != mpce_op_info[op].prim)
+                        snprintf(why, sizeof(why), "%s is not %s implementation",
+                                 s->impl->name, mpce_primitive_name(mpce_op_info[op].prim));
+                    else if (mpce_slot_state(s) != MPCE_ST_PASS)
+                        snprintf(why, sizeof(why), "%s", s->reason[0] ? s->reason
+                                                                      : "it failed its self-test");
+                    else if (!mpce_registry_allowed(e, s))
+                        snprintf(why, sizeof(why), "variable-time: set allow_variable_time = "
+                                 "yes to use it");
+                    (void)mpce_error(MPCE_OK, "%s", before); /* a listing changes nothing */
+                    const int ok = why[0] == '\0';
                     row->impl = ok ? s->impl->name : "";
                     row->order = row->impl;
                     row->knobs = ok && has_knobs ? knob_text(&tx, s, values) : "";
+                    if (!ok)
+                        row->source = put(&tx, "%s: unusable: %.500s", en->source, why);
                     continue;
                 }
                 const char *first = "";

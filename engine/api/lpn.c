@@ -177,7 +177,7 @@ mpce_status mpce_lpn_resolve(mpce_lpn *ctx, const char *impl, size_t n, const ch
     static const char fn[] = "mpce_lpn_resolve";
     if (!ctx || !name)
         return mpce_error(MPCE_ERR_ARG, "%s: %s is NULL", fn, ctx ? "name" : "ctx");
-    struct mpce_route r;
+    struct mpce_route r = {0};
     mpce_status st = mpce_ctx_route(&ctx->base, fn, MPCE_OP_lpn_fold, n, n, impl, &r);
     if (st == MPCE_OK)
         *name = r.slot->impl->name;

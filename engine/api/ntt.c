@@ -345,7 +345,7 @@ mpce_status mpce_ntt_resolve(mpce_ntt *ctx, const char *impl, const char *op, si
     mpce_status st = mpce_ctx_op_named(&ctx->base, fn, op, &id);
     if (st != MPCE_OK)
         return st;
-    struct mpce_route r;
+    struct mpce_route r = {0};
     st = mpce_ctx_route(&ctx->base, fn, id, batch, (uint64_t)batch * ctx->l * ctx->n, impl, &r);
     if (st == MPCE_OK)
         *name = r.slot->impl->name;

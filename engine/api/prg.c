@@ -284,7 +284,7 @@ mpce_status mpce_prg_resolve(mpce_prg *ctx, const char *impl, const char *op, si
     mpce_status st = mpce_ctx_op_named(&ctx->base, fn, op, &id);
     if (st != MPCE_OK)
         return st;
-    struct mpce_route r;
+    struct mpce_route r = {0};
     uint64_t elements = (uint64_t)n * (id == MPCE_OP_prg_mmo ? ctx->m : 1);
     st = mpce_ctx_route(&ctx->base, fn, id, n, elements, impl, &r);
     if (st == MPCE_OK)

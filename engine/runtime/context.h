@@ -35,6 +35,7 @@ static inline void mpce_route_host_call(const struct mpce_route *r, struct mpce_
     call->queue = NULL;
     call->done = NULL;
     call->knobs = r->n_knobs ? r->knobs : NULL;
+    call->n_knobs = r->n_knobs;
 }
 
 /* The routes resolved against one dispatch table: [ops of prim][size class].
@@ -139,8 +140,9 @@ static inline mpce_status mpce_ctx_route(struct mpce_ctx *ctx, const char *fn,
                         mpce_size_class(elements)];
             const struct mpce_slot *slot = __atomic_load_n(&r->slot, __ATOMIC_ACQUIRE);
             if (slot != NULL) {
+                /* The whole route: its knob values too (published with it). */
+                *out = *r;
                 out->slot = slot;
-                out->state = r->state;
                 return MPCE_OK;
             }
         }

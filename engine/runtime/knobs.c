@@ -253,6 +253,7 @@ struct values_arg {
     uint32_t *values;
     const char *what;
     mpce_status st;
+    unsigned seen;               /* knobs named so far, a bit each */
 };
 
 static int set_item(void *arg, const char *name, size_t len, uint32_t value)
@@ -263,6 +264,12 @@ static int set_item(void *arg, const char *name, size_t len, uint32_t value)
         const struct mpce_knob *kn = a->s->knobs[k];
         if (strlen(kn->name) != len || memcmp(kn->name, name, len) != 0)
             continue;
+        if (a->seen & (1u << k)) {
+            a->st = mpce_error(MPCE_ERR_ARG, "%s%s: knob %s is named twice: give each knob "
+                               "one value", a->what, a->s->impl->name, kn->name);
+            return -1;
+        }
+        a->seen |= 1u << k;
         if (!knob_takes(kn, value)) {
             mpce_knobs_describe(a->s, have, sizeof(have));
             a->st = mpce_error(MPCE_ERR_ARG, "%s%s: knob %s takes no value %u: its knobs are %s",

@@ -309,7 +309,8 @@ mpce_status mpce_job_submit(mpce_queue *q, struct mpce_ctx *ctx, const struct mp
                              .memory = MPCE_MEM_DEVICE,
                              .queue = q->qstate,
                              .done = slot->flags & MPCE_IMPL_ASYNC ? c : NULL,
-                             .knobs = job->route.n_knobs ? job->route.knobs : NULL};
+                             .knobs = job->route.n_knobs ? job->route.knobs : NULL,
+                             .n_knobs = job->route.n_knobs};
     int rc = job->slice(job, &call, 0, 1);
     if (rc == MPCE_OP_PENDING && !(slot->flags & MPCE_IMPL_ASYNC))
         rc = MPCE_ERR_BACKEND; /* it will never complete through us */

@@ -215,9 +215,10 @@ typedef struct mpce_route_info {
     const char *impl;       /* the first choice; "" when none is usable */
     const char *order;      /* every usable candidate in order, space-separated */
     const char *source;     /* "priority", the pin that decided, e.g.
-                               "[pins] dpf.eval = dpf-aesni (FILE:LINE)", or the
-                               selector's measurement ("measured: KEY in FILE
-                               (DATE): VERDICT") */
+                               "[pins] dpf.eval = dpf-aesni (FILE:LINE)" (with
+                               ": unusable: WHY" when it cannot be used: the
+                               call then fails), or the selector's measurement
+                               ("measured: KEY in FILE (DATE): VERDICT") */
     const char *variant;    /* the contexts the row applies to: "" for all, or
                                "q50" / "qwide" (NTT moduli all below 2^50 or
                                not), "k16" / "kbig" (LPN tables of at most 2^16

@@ -94,25 +94,28 @@ struct mpce_call {
     /* Non-NULL: the op may return MPCE_OP_PENDING (ASYNC implementations
      * only). NULL: the op must finish before it returns. */
     struct mpce_completion *done;
-    /* Since 2.2. NULL: every knob at its default. Else one value per knob
-     * the implementation declares (mpce_impl.knobs, in that order), each one
-     * of that knob's values: what the selector measured best for this call's
-     * size class, or what a caller named ("lpn-soft:chunk=64"). Read it with
-     * mpce_call_knob(). */
+    /* Since 2.2. NULL (n_knobs 0): every knob at its default. Else
+     * n_knobs values, one per knob the implementation declares
+     * (mpce_impl.knobs, in that order), each one of that knob's values: what
+     * the selector measured best for this call's size class, or what a
+     * caller named ("lpn-soft:chunk=64"). Read them with mpce_call_knob(). */
     const uint32_t *knobs;
+    size_t n_knobs;
 };
 
 /* A host-memory call that finishes before it returns: what the engine passes
  * for plain host calls, and what a plugin passes to its own ops. */
 #define MPCE_CALL_HOST_INIT                                                                \
     {.struct_size = sizeof(struct mpce_call), .memory = MPCE_MEM_HOST, .queue = NULL,       \
-     .done = NULL, .knobs = NULL}
+     .done = NULL, .knobs = NULL, .n_knobs = 0}
 
-/* Knob i's value for this call: the caller's, else dflt (the knob's default).
- * A call from an engine before 2.2 carries none. */
+/* Knob i's value for this call: the one it carries, else dflt (the knob's
+ * default). A call from an engine before 2.2 carries none, and none carries
+ * a value past the implementation's own knobs. */
 static inline uint32_t mpce_call_knob(const struct mpce_call *call, unsigned i, uint32_t dflt)
 {
-    if (call == NULL || call->struct_size < sizeof(struct mpce_call) || call->knobs == NULL)
+    if (call == NULL || call->struct_size < sizeof(struct mpce_call) || call->knobs == NULL ||
+        i >= call->n_knobs)
         return dflt;
     return call->knobs[i];
 }

@@ -104,17 +104,16 @@ struct mpce_dpf_walk {
 };
 
 /* The call's knob values, each bounded here too: a value outside what the
- * skeleton declares is never used as a buffer size. Only the generic walk
- * declares key_prefetch (skeleton_knobs.h), so only it reads that value. */
-static inline struct mpce_dpf_tuning mpce_dpf_tuning_of(const struct mpce_call *call,
-                                                        const struct mpce_dpf_walk *w)
+ * skeleton declares is never used as a buffer size. A backend with node
+ * kernels declares no key_prefetch (skeleton_knobs.h), so its calls carry
+ * none and the default stands (its kernels' walks do their own fetching). */
+static inline struct mpce_dpf_tuning mpce_dpf_tuning_of(const struct mpce_call *call)
 {
     struct mpce_dpf_tuning t = {
         .tile = mpce_call_knob(call, MPCE_DPF_KNOB_TILE, MPCE_DPF_CHUNK_LOG),
         .batch = mpce_call_knob(call, MPCE_DPF_KNOB_BATCH, MPCE_DPF_BATCH),
-        .key_prefetch = w->accel == NULL ? mpce_call_knob(call, MPCE_DPF_KNOB_KEY_PREFETCH,
-                                                          MPCE_DPF_KEY_PREFETCH)
-                                         : MPCE_DPF_KEY_PREFETCH,
+        .key_prefetch =
+            mpce_call_knob(call, MPCE_DPF_KNOB_KEY_PREFETCH, MPCE_DPF_KEY_PREFETCH),
     };
     if (t.tile < MPCE_DPF_TILE_MIN || t.tile > MPCE_DPF_TILE_MAX)
         t.tile = MPCE_DPF_CHUNK_LOG;
@@ -729,7 +728,7 @@ static inline int mpce_dpfw_op_eval(void *state, const struct mpce_call *call,
                                     const struct mpce_dpf_key_v1 *key, const uint64_t *points,
                                     size_t npoints, uint8_t *out)
 {
-    const struct mpce_dpf_tuning t = mpce_dpf_tuning_of(call, state);
+    const struct mpce_dpf_tuning t = mpce_dpf_tuning_of(call);
     return mpce_dpfw_eval_points(state, &t, key, points, npoints, out);
 }
 
@@ -737,14 +736,14 @@ static inline int mpce_dpfw_op_eval_keys(void *state, const struct mpce_call *ca
                                          const struct mpce_dpf_key_v1 *const *keys,
                                          const uint64_t *points, size_t nkeys, uint8_t *out)
 {
-    const struct mpce_dpf_tuning t = mpce_dpf_tuning_of(call, state);
+    const struct mpce_dpf_tuning t = mpce_dpf_tuning_of(call);
     return mpce_dpfw_eval_keys(state, &t, keys, points, nkeys, out);
 }
 
 static inline int mpce_dpfw_op_evalall(void *state, const struct mpce_call *call,
                                        const struct mpce_dpf_key_v1 *key, uint8_t *out)
 {
-    const struct mpce_dpf_tuning t = mpce_dpf_tuning_of(call, state);
+    const struct mpce_dpf_tuning t = mpce_dpf_tuning_of(call);
     return mpce_dpfw_evalall(state, &t, key, out);
 }
 
@@ -752,7 +751,7 @@ static inline int mpce_dpfw_op_evalall_range(void *state, const struct mpce_call
                                              const struct mpce_dpf_key_v1 *key, uint64_t x_begin,
                                              uint64_t x_end, uint8_t *out)
 {
-    const struct mpce_dpf_tuning t = mpce_dpf_tuning_of(call, state);
+    const struct mpce_dpf_tuning t = mpce_dpf_tuning_of(call);
     return mpce_dpfw_evalall_range(state, &t, key, x_begin, x_end, out);
 }
 

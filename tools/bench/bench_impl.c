@@ -355,6 +355,7 @@ mpce_status mpce_bench_impl_cand_knobs(const struct mpce_slot *slot,
     if (knobs != NULL && slot->n_knobs != 0) {
         memcpy(ic->knobs, knobs, sizeof(ic->knobs));
         ic->call.knobs = ic->knobs;
+        ic->call.n_knobs = slot->n_knobs;
     }
     return finish(ic, prepare(ic), c);
 }
