@@ -338,6 +338,21 @@ static void test_wrong_module_never_pinned(void)
 
 /* ---- knobs ---------------------------------------------------------------------- */
 
+/* Whether the file has lines and each is want; the file is removed. */
+static int every_line_is(const char *path, const char *want)
+{
+    char text[4096];
+    slurp(path, text, sizeof(text));
+    unlink(path);
+    size_t lines = 0;
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n"), lines++)
+        if (strcmp(line, want) != 0) {
+            fprintf(stderr, "  recorded '%s', wanted '%s'\n", line, want);
+            return 0;
+        }
+    return lines > 0;
+}
+
 /* A winner's knobs: "wait" costs 0, 1 or 2 ms a call (default 2), so a
  * measure tune pins wait=0 on the rows the module wins; "spin" is
  * informational (reported, its default kept). The engine then passes those
@@ -351,20 +366,28 @@ static void test_knobs_measured_pinned_and_passed(void)
     const struct mpce_pins_row *r = mpce_pins_find_row(&p, "prg.ecb.large");
     CU_ASSERT_FATAL(r != NULL);
     CU_ASSERT_STRING_EQUAL(r->winner, "prg-tune-knob");
-    CU_ASSERT_STRING_EQUAL(r->knobs, "wait=0:spin=1");
-    CU_ASSERT(strstr(r->knob_verdict, "3 values of wait on n=") != NULL);
+    /* Only what differs from the defaults is pinned. */
+    CU_ASSERT_STRING_EQUAL(r->knobs, "wait=0");
+    CU_ASSERT(strstr(r->knob_verdict, "3 combinations of wait on n=") != NULL);
+    CU_ASSERT(strstr(r->knob_verdict, "again with new buffers, wait=0 is ") != NULL);
     CU_ASSERT(strstr(r->knob_verdict, "informational spin (never pinned): [1] 0 -") != NULL);
-    if (strcmp(r->knobs, "wait=0:spin=1") != 0)
+    if (strcmp(r->knobs, "wait=0") != 0)
         fprintf(stderr, "  knob verdict: %s\n", r->knob_verdict);
     /* Rows the module does not win have no knob verdict of its. */
     const struct mpce_pins_row *small = mpce_pins_find_row(&p, "prg.ecb.small");
     CU_ASSERT_FATAL(small != NULL);
     CU_ASSERT_STRING_EQUAL(small->winner, "prg-soft-bitslice");
     CU_ASSERT_STRING_EQUAL(small->knobs, "");
-    CU_ASSERT(strstr(out_text, "knobs: wait=0:spin=1;") != NULL); /* the verdict table */
+    CU_ASSERT(strstr(out_text, "knobs: wait=0;") != NULL); /* the verdict table */
     mpce_pins_free(&p);
 
+    /* Two threads and every call split, so that slices carry them too. */
+    char text[10000];
+    snprintf(text, sizeof(text), "[engine]\nuser_config = no\nthreads = 2\n[tune]\nmode = auto\n"
+             "timeout = 120\ndir = %s\nhelper = %s\n", pins_dir, PROBE_BIN);
+    tu_write_text(conf, text, 0644);
     mpce_engine *e = engine(TUNE_DIR "/knob", 0, NULL);
+    e->slice_min_shift = 64;
     CU_ASSERT_STRING_EQUAL(route(e, "prg.ecb", "", "large", NULL), "prg-tune-knob");
     CU_ASSERT_STRING_EQUAL(route_knobs(e, "prg.ecb", "large"), "wait=0:spin=1");
     CU_ASSERT_STRING_EQUAL(route_knobs(e, "prg.ecb", "small"), "");
@@ -378,21 +401,18 @@ static void test_knobs_measured_pinned_and_passed(void)
     uint8_t key[16] = {9};
     mpce_prg *ctx;
     CU_ASSERT_FATAL(mpce_prg_new(e, key, 1, &ctx) == MPCE_OK);
-    CU_ASSERT(mpce_prg_ecb(ctx, NULL, 0, in, out, 262144) == MPCE_OK);
-    char text[4096];
+    for (int call = 0; call < 3; call++)
+        CU_ASSERT(mpce_prg_ecb(ctx, NULL, 0, in, out, 262144) == MPCE_OK);
     slurp(record, text, sizeof(text));
-    CU_ASSERT(strlen(text) > 0);
-    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n"))
+    size_t lines = 0;
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n"), lines++)
         CU_ASSERT_STRING_EQUAL(line, "wait=0 spin=1");
+    CU_ASSERT(lines >= 3 * 2); /* three calls, each in slices */
     unlink(record);
     CU_ASSERT(mpce_prg_ecb(ctx, "prg-tune-knob:wait=1:spin=2", 0, in, out, 16) == MPCE_OK);
-    slurp(record, text, sizeof(text));
-    CU_ASSERT_STRING_EQUAL(text, "wait=1 spin=2\n");
-    unlink(record);
+    CU_ASSERT(every_line_is(record, "wait=1 spin=2"));
     CU_ASSERT(mpce_prg_ecb(ctx, "prg-tune-knob", 0, in, out, 16) == MPCE_OK);
-    slurp(record, text, sizeof(text));
-    CU_ASSERT_STRING_EQUAL(text, "wait=2 spin=1\n");
-    unlink(record);
+    CU_ASSERT(every_line_is(record, "wait=2 spin=1"));
     TU_ASSERT_ERROR(mpce_prg_ecb(ctx, "prg-tune-knob:wait=3", 0, in, out, 16), MPCE_ERR_ARG,
                     "knob wait takes no value 3: its knobs are wait (0 1 [2]), spin (0 [1] 2) "
                     "informational");
@@ -418,6 +438,75 @@ static void test_knob_changing_output_blacklisted(void)
         CU_ASSERT(strcmp(p.rows[i].winner, "prg-tune-knobwrong") != 0);
     CU_ASSERT_STRING_EQUAL(winner(&p, "prg.ecb.large"), "prg-soft-bitslice");
     CU_ASSERT_STRING_EQUAL(status_of(&p, "prg.ecb.large", "prg-tune-knobwrong"), "wrong");
+    mpce_pins_free(&p);
+    teardown();
+}
+
+/* The DPF tree's and the LPN fold's knobs, scored together: a measure tune
+ * of every primitive over this tree's backends ends with the pipeline
+ * phase, whose verdict both rows carry; the worker alone says what it needs
+ * and checks every pair's bytes. Timing decides the picks, so only their
+ * form is asserted. Skipped without the aesni module (soft alone takes
+ * minutes at these shapes). */
+static void test_pipeline_scores_tree_and_fold_together(void)
+{
+    if (!TEST_PLUGIN_PATH[0]) {
+        printf("\n  skipped: no aesni module built here (the soft kernels take minutes at "
+               "these shapes)");
+        return;
+    }
+    setup("off");
+    CU_ASSERT_FATAL(tune_effort(NULL, TEST_PLUGIN_PATH, "measure") == 0);
+    struct mpce_pins p;
+    CU_ASSERT_FATAL(read_pins(&p));
+    static const char *const keys[] = {"dpf.evalall.large", "lpn.fold.kbig.large"};
+    for (int k = 0; k < 2; k++) {
+        const struct mpce_pins_row *r = mpce_pins_find_row(&p, keys[k]);
+        CU_ASSERT_FATAL(r != NULL);
+        CU_ASSERT(strstr(r->knob_verdict, "in the pipeline (dpf.evalall bits=18 feeding "
+                                          "lpn.fold logk=19 over its 262144 outputs, one "
+                                          "thread), ") != NULL);
+        if (!strstr(r->knob_verdict, "in the pipeline"))
+            fprintf(stderr, "  %s: %s\n", keys[k], r->knob_verdict);
+    }
+    mpce_pins_free(&p);
+
+    /* The worker: one side alone is refused, two sides give one line. */
+    const char *one[] = {PROBE_BIN, "pipeline", "--config", conf, "--plugin-path",
+                         TEST_PLUGIN_PATH, "--", "dpf.evalall.large=dpf-aesni", NULL};
+    CU_ASSERT(run(one) == 0);
+    CU_ASSERT(strstr(out_text, "pipeline - - not measured: it needs both") != NULL);
+    const char *two[] = {PROBE_BIN, "pipeline", "--config", conf, "--plugin-path",
+                         TEST_PLUGIN_PATH, "--",
+                         "dpf.evalall.large=dpf-aesni|dpf-aesni:tile=10",
+                         "lpn.fold.kbig.large=lpn-aesni:prefetch=0|lpn-aesni", NULL};
+    CU_ASSERT(run(two) == 0);
+    CU_ASSERT(strstr(out_text, " 4 pairs: ") != NULL);
+    CU_ASSERT(strstr(out_text, "done dpf.evalall.large") != NULL &&
+              strstr(out_text, "done lpn.fold.kbig.large") != NULL);
+    teardown();
+}
+
+/* A module that crashes only with a knob value the tune tries: blacklisted
+ * with the reason, the file still written, its rows measured again. */
+static void test_knob_value_crash_blacklisted(void)
+{
+    setup("off");
+    CU_ASSERT_FATAL(tune_effort("prg", TUNE_DIR "/knobcrash", "measure") == 0);
+    struct mpce_pins p;
+    CU_ASSERT_FATAL(read_pins(&p));
+    CU_ASSERT_FATAL(p.n_blacklist == 1);
+    CU_ASSERT(strstr(p.blacklist[0].reason, "crashed (") != NULL);
+    static const char *const large[] = {"prg.ecb.large", "prg.ctr.large", "prg.mmo.large"};
+    int crashed = 0;
+    for (int i = 0; i < 3; i++) {
+        const char *st = status_of(&p, large[i], "prg-tune-knobcrash");
+        CU_ASSERT_STRING_EQUAL(winner(&p, large[i]), "prg-soft-bitslice");
+        /* Where it crashed, and "failed" (blacklisted) in the rows after. */
+        CU_ASSERT(strcmp(st, "crashed") == 0 || strcmp(st, "failed") == 0);
+        crashed += strcmp(st, "crashed") == 0;
+    }
+    CU_ASSERT_EQUAL(crashed, 1);
     mpce_pins_free(&p);
     teardown();
 }
@@ -1251,6 +1340,10 @@ int main(void)
          test_knobs_measured_pinned_and_passed},
         {"a knob that changes outputs: its module blacklisted",
          test_knob_changing_output_blacklisted},
+        {"a knob value that crashes: its module blacklisted, the pins written",
+         test_knob_value_crash_blacklisted},
+        {"the DPF tree's and the LPN fold's knobs scored together in a pipeline",
+         test_pipeline_scores_tree_and_fold_together},
         {"a module that crashes while tuning is blacklisted", test_crashing_module_blacklisted},
         {"a module that hangs while tuning is blacklisted", test_hanging_module_blacklisted},
         {"a fast wrong module is never pinned", test_wrong_module_never_pinned},

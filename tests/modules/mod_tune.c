@@ -29,6 +29,9 @@
  *          TUNE_KNOB_RECORD set to a file, each call appends the values it
  *          received ("wait=W spin=S\n"): what "auto" passes, seen from the
  *          plugin
+ *   KNOBCRASH tuneknobcrash, prg-tune-knobcrash: KNOB, but a call of 4096
+ *          work elements or more with wait=0 crashes: found only when the
+ *          tune tries that knob value
  *   KNOBWRONG tuneknobwrong, prg-tune-knobwrong: LARGE with a knob "flip"
  *          ([0] 1) whose value 1 flips bit 0 of output block 0 on calls of
  *          1024 work elements and more: a knob that changes outputs
@@ -69,6 +72,9 @@
 #define TUNE_NAME "knob"
 #elif defined(TUNE_KNOBWRONG)
 #define TUNE_NAME "knobwrong"
+#elif defined(TUNE_KNOBCRASH)
+#define TUNE_NAME "knobcrash"
+#define TUNE_KNOB 1
 #else
 #error "build with one -DTUNE_<NAME>"
 #endif
@@ -141,9 +147,17 @@ static const struct mpce_knob knob_spin = {
 static const struct mpce_knob *const knobs[] = {&knob_wait, &knob_spin};
 
 /* The knobs' cost, and a record of what the call carried. */
-static void knob_call(const struct mpce_call *call)
+static void knob_call(const struct mpce_call *call, uint64_t elements)
 {
     uint32_t w = mpce_call_knob(call, KNOB_WAIT, 2), s = mpce_call_knob(call, KNOB_SPIN, 1);
+#if defined(TUNE_KNOBCRASH)
+    if (w == 0 && elements >= TUNE_BAD_ELEMENTS) {
+        volatile int *volatile nowhere = NULL;
+        *nowhere = 1;
+    }
+#else
+    (void)elements;
+#endif
     const char *record = getenv("TUNE_KNOB_RECORD");
     if (record != NULL && record[0] != '\0') {
         FILE *f = fopen(record, "a");
@@ -210,12 +224,13 @@ static void after(const struct mpce_call *call, uint8_t *out, uint64_t elements)
 }
 
 /* Before it: what a knob costs (KNOB's wait and spin). */
-static void before(const struct mpce_call *call)
+static void before(const struct mpce_call *call, uint64_t elements)
 {
 #if defined(TUNE_KNOB)
-    knob_call(call);
+    knob_call(call, elements);
 #else
     (void)call;
+    (void)elements;
 #endif
 }
 
@@ -225,7 +240,7 @@ static int tune_ecb(void *state, const struct mpce_call *call, size_t key_index,
     struct tune_state *s = state;
     if (misbehave(out, n))
         return 0;
-    before(call);
+    before(call, n);
     int rc = evp_prg_ecb(s->evp, call, key_index, in, out, n);
     after(call, out, n);
     return rc;
@@ -241,7 +256,7 @@ static int tune_mmo(void *state, const struct mpce_call *call, const uint8_t *se
     struct tune_state *s = state;
     if (misbehave(out, (uint64_t)n * s->m))
         return 0;
-    before(call);
+    before(call, (uint64_t)n * s->m);
     size_t cap = n < TUNE_MMO_CHUNK ? n : TUNE_MMO_CHUNK;
     uint8_t *tmp = malloc(16 * cap);
     if (!tmp)
@@ -270,7 +285,7 @@ static int tune_ctr(void *state, const struct mpce_call *call, size_t key_index,
     struct tune_state *s = state;
     if (misbehave(out, n))
         return 0;
-    before(call);
+    before(call, n);
     int rc = evp_prg_ctr(s->evp, call, key_index, c0, out, n);
     after(call, out, n);
     return rc;

@@ -180,6 +180,11 @@ mpce_status mpce_bench_api_cand(mpce_engine *engine, const char *impl, unsigned 
                                 const struct mpce_bench_shape *s, struct mpce_bench_fixture *f,
                                 struct mpce_bench_cand *c);
 
+/* A private engine like base (plugin directories, variable-time policy,
+ * pins, plugin switches) with `threads` threads per call; the caller frees
+ * it. */
+mpce_status mpce_bench_private_engine(const mpce_engine *base, unsigned threads,
+                                      mpce_engine **out);
 /* The private engine of a candidate mpce_bench_api_cand made (the probe
  * helper forces it to split every call, to find where splitting pays). */
 mpce_engine *mpce_bench_api_cand_engine(const struct mpce_bench_cand *c);

@@ -120,7 +120,8 @@ static int write_config(FILE *fp, const mpce_engine *base, unsigned threads)
  * the caller's effective values already include them. The file sits in a
  * fresh directory of its own (mode 0700), so that root, which reads only
  * configuration no other user can change, accepts it under /tmp too. */
-static mpce_status private_engine(const mpce_engine *base, unsigned threads, mpce_engine **out)
+mpce_status mpce_bench_private_engine(const mpce_engine *base, unsigned threads,
+                                      mpce_engine **out)
 {
     const char *tmp = getenv("TMPDIR");
     char dir[4096], path[4200];
@@ -240,7 +241,7 @@ mpce_status mpce_bench_api_cand(mpce_engine *engine, const char *impl, unsigned 
     struct api_cand *ac = new_api_cand(impl, s, f);
     if (!ac)
         return mpce_error(MPCE_ERR_NOMEM, "benchmark: out of memory");
-    mpce_status st = private_engine(engine, threads, &ac->engine);
+    mpce_status st = mpce_bench_private_engine(engine, threads, &ac->engine);
     if (st == MPCE_OK)
         st = contexts(ac);
     if (st != MPCE_OK) {
@@ -271,7 +272,7 @@ mpce_status mpce_bench_dispatch_cand(mpce_engine *engine, const char *impl,
         return mpce_error(MPCE_ERR_NOMEM, "benchmark: out of memory");
     /* The caller's thread count: a small call is never split, but the
      * engine is the one an application with this configuration gets. */
-    mpce_status st = private_engine(engine, engine->cfg.threads, &ac->engine);
+    mpce_status st = mpce_bench_private_engine(engine, engine->cfg.threads, &ac->engine);
     if (st == MPCE_OK)
         st = mpce_prg_new(ac->engine, f->keys, 1, &ac->prg);
     /* Resolving makes the route and the state the timed calls then find. */

@@ -125,140 +125,63 @@ static void tuned_names(const struct mpce_slot *s, enum mpce_op_id op, char *buf
                                      s->knobs[k]->name);
 }
 
-/* The decision over the timed combinations (c[i] is sw->c[i]). */
-static void decide(const struct mpce_slot *s, enum mpce_op_id op, const struct probe_row *row,
-                   const struct sweep *sw, const struct mpce_bench_cand *c)
+/* The knobs of v that differ from the defaults ("prefetch=0"), "" if none:
+ * what a pick pins, and how verdicts name a combination. */
+static size_t diff_list(const struct mpce_slot *s, const uint32_t *v, char *buf, size_t len)
 {
-    char names[100], verdict[900], pick[160] = "-";
-    size_t used = 0;
-    tuned_names(s, op, names, sizeof(names));
-    const struct mpce_bench_cand *def = &c[0];
-    size_t best = 0, ntuned = 0;
-    for (size_t i = 1; i < sw->n; i++) {
-        if (sw->c[i].informational || c[i].failed)
-            continue;
-        ntuned++;
-        if (c[best].failed || c[i].median < c[best].median)
-            best = i;
-    }
-    if (def->failed) {
-        used = (size_t)snprintf(verdict, sizeof(verdict), "defaults kept: the defaults (%s) "
-                                "could not be timed: %.200s", sw->c[0].list, def->why);
-    } else if (ntuned == 0 && names[0]) {
-        used = (size_t)snprintf(verdict, sizeof(verdict), "defaults kept: no other value of "
-                                "%s could be timed", names);
-    } else if (names[0]) {
-        const double spread = def->median > 0 ? (def->max - def->min) / def->median : 0;
-        const double gain = best != 0 ? 1.0 - c[best].median / def->median : 0;
-        used = (size_t)snprintf(verdict, sizeof(verdict), "%zu values of %s%s on %s: ",
-                                ntuned + 1, names,
-                                sw->joint         ? " jointly"
-                                : sw->n_tuned > 1 ? " (each alone: too many combinations)"
-                                                  : "",
-                                row->shape);
-        if (best != 0 && gain > spread && gain >= MIN_GAIN) {
-            snprintf(pick, sizeof(pick), "%s", sw->c[best].list);
-            used += (size_t)snprintf(verdict + used, sizeof(verdict) - used,
-                                     "%s beats the defaults %s by %.1f %% (more than their "
-                                     "spread %.1f %% and 1 %%)", sw->c[best].list,
-                                     sw->c[0].list, 100.0 * gain, 100.0 * spread);
-        } else if (best != 0) {
-            used += (size_t)snprintf(verdict + used, sizeof(verdict) - used,
-                                     "defaults %s kept: the best, %s, is faster by only %.1f "
-                                     "%% (their spread is %.1f %%; a change needs more, and "
-                                     "at least 1 %%)", sw->c[0].list, sw->c[best].list,
-                                     100.0 * gain, 100.0 * spread);
-        } else {
-            used += (size_t)snprintf(verdict + used, sizeof(verdict) - used,
-                                     "the defaults %s are fastest", sw->c[0].list);
+    size_t used = 0, n = 0;
+    buf[0] = '\0';
+    for (unsigned k = 0; k < s->n_knobs && used < len; k++)
+        if (v[k] != s->knobs[k]->default_value) {
+            used += (size_t)snprintf(buf + used, len - used, "%s%s=%u", used ? ":" : "",
+                                     s->knobs[k]->name, (unsigned)v[k]);
+            n++;
         }
-    }
-    /* Informational knobs: each value against the defaults, reported only. */
-    for (unsigned k = 0; k < s->n_knobs && !def->failed; k++) {
-        const struct mpce_knob *kn = s->knobs[k];
-        if (!mpce_knob_affects(s, k, op) || !(kn->flags & MPCE_KNOB_INFORMATIONAL))
-            continue;
-        if (used < sizeof(verdict))
-            used += (size_t)snprintf(verdict + used, sizeof(verdict) - used,
-                                     "%sinformational %s (never pinned):", used ? "; " : "",
-                                     kn->name);
-        for (size_t i = 0; i < sw->n && used < sizeof(verdict); i++) {
-            int point = i == 0 || (sw->c[i].informational && sw->c[i].v[k] != sw->c[0].v[k]);
-            if (!point)
-                continue;
-            if (i == 0)
-                used += (size_t)snprintf(verdict + used, sizeof(verdict) - used, " [%u]",
-                                         (unsigned)sw->c[0].v[k]);
-            else if (c[i].failed)
-                used += (size_t)snprintf(verdict + used, sizeof(verdict) - used,
-                                         " %u failed", (unsigned)sw->c[i].v[k]);
-            else
-                used += (size_t)snprintf(verdict + used, sizeof(verdict) - used,
-                                         " %u %+.1f %%", (unsigned)sw->c[i].v[k],
-                                         100.0 * (c[i].median / def->median - 1.0));
-        }
-    }
-    printf("knobs %s %s %s %s\n", row->key, s->impl->name, pick, verdict);
+    return n;
 }
 
-static void knobs_of(mpce_engine *e, const struct probe_opts *o, const char *key,
-                     const char *impl)
+/* One round: every combination checked against the defaults' output (the
+ * first), then all timed interleaved. 0, or -1 with a knobs line printed
+ * (not measured, or kwrong). c[0..n) hold their results either way. */
+static int run_round(const struct mpce_slot *s, const struct probe_opts *o,
+                     const struct probe_row *row, const struct mpce_bench_shape *shape,
+                     const struct combo *cb, size_t n, struct mpce_bench_cand *c, size_t *made,
+                     struct mpce_bench_fixture **fx)
 {
-    struct probe_row row;
-    struct mpce_slot *s = mpce_registry_find(e, impl);
-    struct mpce_bench_shape shape;
+    const char *key = row->key, *impl = s->impl->name;
     struct mpce_bench_fixture *f = NULL;
-    struct mpce_bench_cand *c = NULL;
     unsigned char *want = NULL;
-    static struct sweep sw;
-    size_t n = 0;
     char why[600];
-
-    if (probe_plan_find(key, &row) != 0 || s == NULL) {
+    int rc = -1;
+    *made = 0;
+    if (mpce_bench_fixture_new(shape, &f) != MPCE_OK ||
+        (want = malloc(f->out_len ? f->out_len : 1)) == NULL) {
         printf("knobs %s %s - not measured: %s\n", key, impl,
-               s ? "unknown row" : "unknown implementation");
+               f ? "out of memory" : mpce_last_error());
         goto out;
     }
-    plan_sweep(s, row.op, &sw);
-    if (sw.n <= 1) {
-        printf("knobs %s %s - %s has no knob that changes %s\n", key, impl, impl,
-               mpce_op_info[row.op].name);
-        goto out;
-    }
-    if (mpce_bench_shape_parse(row.bench_op, row.shape, &shape) != MPCE_OK ||
-        mpce_bench_fixture_new(&shape, &f) != MPCE_OK) {
-        printf("knobs %s %s - not measured: %s\n", key, impl, mpce_last_error());
-        goto out;
-    }
-    c = calloc(sw.n, sizeof(*c));
-    want = malloc(f->out_len ? f->out_len : 1);
-    if (!c || !want) {
-        printf("knobs %s %s - not measured: out of memory\n", key, impl);
-        goto out;
-    }
-    /* The check, each combination once on the row's input. */
-    for (n = 0; n < sw.n; n++) {
-        c[n].baseline = -1;
-        printf("enter %s %s:%s\n", key, impl, sw.c[n].list);
+    for (size_t i = 0; i < n; i++) {
+        c[i].baseline = -1;
+        printf("enter %s %s:%s\n", key, impl, cb[i].list);
         fflush(stdout);
-        if (mpce_bench_impl_cand_knobs(s, &shape, f, sw.c[n].v, &c[n]) != MPCE_OK) {
+        if (mpce_bench_impl_cand_knobs(s, shape, f, cb[i].v, &c[i]) != MPCE_OK) {
             printf("knobs %s %s - not measured: %s\n", key, impl, mpce_last_error());
             goto out;
         }
+        *made = i + 1;
         memset(f->out, 0x5a, f->out_len);
         mpce_bench_error_clear();
-        if (c[n].run(c[n].state) != 0) {
+        if (c[i].run(c[i].state) != 0) {
             snprintf(why, sizeof(why), "%s", mpce_last_error());
-            if (n == 0) {
+            if (i == 0) {
                 printf("knobs %s %s - not measured: the defaults failed: %s\n", key, impl, why);
-                n++;
                 goto out;
             }
-            c[n].failed = 1;
-            snprintf(c[n].why, sizeof(c[n].why), "%.250s", why);
+            c[i].failed = 1;
+            snprintf(c[i].why, sizeof(c[i].why), "%.250s", why);
             continue;
         }
-        if (n == 0) {
+        if (i == 0) {
             memcpy(want, f->out, f->out_len);
         } else if (memcmp(want, f->out, f->out_len) != 0) {
             size_t at = 0;
@@ -266,10 +189,9 @@ static void knobs_of(mpce_engine *e, const struct probe_opts *o, const char *key
                 at++;
             printf("kwrong %s %s knob values %s change the output of %s (byte %zu of %zu on "
                    "%s differs from the defaults' %s): every value of a knob must give the "
-                   "same output\n", key, impl, sw.c[n].list, mpce_op_info[row.op].name, at,
-                   f->out_len, row.shape, sw.c[0].list);
+                   "same output\n", key, impl, cb[i].list, mpce_op_info[row->op].name, at,
+                   f->out_len, row->shape, cb[0].list);
             printf("knobs %s %s - not measured: knob values change the output\n", key, impl);
-            n++;
             goto out;
         }
     }
@@ -284,16 +206,220 @@ static void knobs_of(mpce_engine *e, const struct probe_opts *o, const char *key
     for (size_t i = 0; i < n; i++)
         printf("kcand %s %s %s %.6e %.6e %.6e\n", key, c[i].name, c[i].failed ? "failed" : "ok",
                c[i].median, c[i].min, c[i].max);
-    decide(s, row.op, &row, &sw, c);
+    rc = 0;
 out:
-    for (size_t i = 0; c && i < n; i++) {
+    /* The candidates use the fixture until they are torn down
+     * (release_round). */
+    *fx = f;
+    free(want);
+    return rc;
+}
+
+static void release_round(struct mpce_bench_cand *c, size_t made,
+                          struct mpce_bench_fixture **fx)
+{
+    for (size_t i = 0; i < made; i++) {
         free(c[i].samples);
         if (c[i].teardown)
             c[i].teardown(c[i].state);
     }
+    memset(c, 0, made * sizeof(*c));
+    mpce_bench_fixture_free(*fx);
+    *fx = NULL;
+}
+
+static double spread_of(const struct mpce_bench_cand *c)
+{
+    return c->median > 0 ? (c->max - c->min) / c->median : 0;
+}
+
+static double gap_of(double a, double b)
+{
+    double mean = (a + b) / 2;
+    return mean > 0 ? (a > b ? a - b : b - a) / mean : 0;
+}
+
+/* Informational knobs: each value against the defaults in round 1. */
+static size_t report_informational(const struct mpce_slot *s, enum mpce_op_id op,
+                                   const struct sweep *sw, const struct mpce_bench_cand *c,
+                                   char *verdict, size_t used, size_t len)
+{
+    for (unsigned k = 0; k < s->n_knobs && !c[0].failed; k++) {
+        const struct mpce_knob *kn = s->knobs[k];
+        if (!mpce_knob_affects(s, k, op) || !(kn->flags & MPCE_KNOB_INFORMATIONAL))
+            continue;
+        if (used < len)
+            used += (size_t)snprintf(verdict + used, len - used,
+                                     "%sinformational %s (never pinned): [%u]", used ? "; " : "",
+                                     kn->name, (unsigned)sw->c[0].v[k]);
+        for (size_t i = 1; i < sw->n && used < len; i++) {
+            if (!sw->c[i].informational || sw->c[i].v[k] == sw->c[0].v[k])
+                continue;
+            if (c[i].failed)
+                used += (size_t)snprintf(verdict + used, len - used, " %u failed",
+                                         (unsigned)sw->c[i].v[k]);
+            else
+                used += (size_t)snprintf(verdict + used, len - used, " %u %+.1f %%",
+                                         (unsigned)sw->c[i].v[k],
+                                         100.0 * (c[i].median / c[0].median - 1.0));
+        }
+    }
+    return used;
+}
+
+/*
+ * The decision. Round 1 ranks every combination; the best is then run again
+ * against the defaults with new buffers (round 2), together with the best
+ * with each of its changed knobs put back to its default, because the best
+ * of many is flattered by chance and a knob that does nothing rides along
+ * with one that matters. A candidate is a change only if it beats the
+ * defaults in round 2 by more than its noise (the larger of both spreads and
+ * of how far its and the defaults' medians moved between the rounds) and by
+ * at least 1 %; of those, the one that changes fewest knobs is pinned.
+ */
+static void decide(const struct mpce_slot *s, const struct probe_opts *o,
+                   const struct probe_row *row, const struct mpce_bench_shape *shape,
+                   const struct sweep *sw, const struct mpce_bench_cand *c1)
+{
+    const enum mpce_op_id op = row->op;
+    char names[100], verdict[900], pick[160] = "-", best_list[160];
+    size_t used = 0, best = 0, ntuned = 0;
+    tuned_names(s, op, names, sizeof(names));
+    for (size_t i = 1; i < sw->n; i++) {
+        if (sw->c[i].informational || c1[i].failed)
+            continue;
+        ntuned++;
+        if (best == 0 || c1[i].median < c1[best].median)
+            best = i;
+    }
+    if (names[0] && ntuned == 0) {
+        used = (size_t)snprintf(verdict, sizeof(verdict), "defaults kept: no other value of "
+                                "%s could be timed", names);
+    } else if (names[0]) {
+        const double gain1 = 1.0 - c1[best].median / c1[0].median;
+        diff_list(s, sw->c[best].v, best_list, sizeof(best_list));
+        used = (size_t)snprintf(verdict, sizeof(verdict), "%zu combinations of %s%s on %s; "
+                                "best %s, %.1f %% faster than the defaults", ntuned + 1, names,
+                                sw->joint         ? " jointly"
+                                : sw->n_tuned > 1 ? " (each alone: too many to combine)"
+                                                  : "",
+                                row->shape, best_list, 100.0 * gain1);
+        /* Round 2: the defaults, the best, the best less each change. */
+        static struct combo cb[1 + 1 + MPCE_KNOB_MAX];
+        struct mpce_bench_cand c2[1 + 1 + MPCE_KNOB_MAX];
+        size_t n2 = 0, made = 0;
+        struct mpce_bench_fixture *f2 = NULL;
+        memset(c2, 0, sizeof(c2));
+        cb[n2++] = sw->c[0];
+        cb[n2++] = sw->c[best];
+        for (unsigned k = 0; k < s->n_knobs && diff_list(s, sw->c[best].v, best_list,
+                                                         sizeof(best_list)) > 1; k++) {
+            if (sw->c[best].v[k] == sw->c[0].v[k])
+                continue;
+            cb[n2] = sw->c[best];
+            cb[n2].v[k] = sw->c[0].v[k];
+            mpce_knobs_format(s, cb[n2].v, cb[n2].list, sizeof(cb[n2].list));
+            n2++;
+        }
+        if (gain1 < MIN_GAIN || gain1 <= spread_of(&c1[0])) {
+            used += (size_t)snprintf(verdict + used, sizeof(verdict) - used,
+                                     ": within the defaults' spread (%.1f %%) or below 1 %%; "
+                                     "defaults kept", 100.0 * spread_of(&c1[0]));
+        } else if (run_round(s, o, row, shape, cb, n2, c2, &made, &f2) != 0) {
+            release_round(c2, made, &f2);
+            return; /* the knobs line is printed */
+        } else {
+            size_t chosen = 0, fewest = MPCE_KNOB_MAX + 1;
+            double chosen_gain = 0, chosen_noise = 0, noise_best = 0, gain_best = 0;
+            const double def_gap = gap_of(c1[0].median, c2[0].median);
+            const double best_gap = gap_of(c1[best].median, c2[1].median);
+            for (size_t i = 1; i < n2; i++) {
+                if (c2[i].failed || c2[0].failed)
+                    continue;
+                double noise = spread_of(&c2[0]);
+                noise = spread_of(&c2[i]) > noise ? spread_of(&c2[i]) : noise;
+                noise = def_gap > noise ? def_gap : noise;
+                noise = best_gap > noise ? best_gap : noise;
+                const double gain = 1.0 - c2[i].median / c2[0].median;
+                char tmp[160];
+                size_t changes = diff_list(s, cb[i].v, tmp, sizeof(tmp));
+                if (i == 1) {
+                    noise_best = noise;
+                    gain_best = gain;
+                }
+                if (gain > noise && gain >= MIN_GAIN &&
+                    (changes < fewest || (changes == fewest && gain > chosen_gain))) {
+                    chosen = i;
+                    fewest = changes;
+                    chosen_gain = gain;
+                    chosen_noise = noise;
+                }
+            }
+            if (chosen != 0) {
+                diff_list(s, cb[chosen].v, pick, sizeof(pick));
+                used += (size_t)snprintf(verdict + used, sizeof(verdict) - used,
+                                         "; again with new buffers, %s is %.1f %% faster "
+                                         "(noise %.1f %%): pinned%s", pick, 100.0 * chosen_gain,
+                                         100.0 * chosen_noise,
+                                         chosen != 1 ? " (the best's other changes were "
+                                                       "within noise)"
+                                                     : "");
+            } else {
+                used += (size_t)snprintf(verdict + used, sizeof(verdict) - used,
+                                         "; again with new buffers, %.1f %% against noise of "
+                                         "%.1f %%: defaults kept", 100.0 * gain_best,
+                                         100.0 * noise_best);
+            }
+        }
+        release_round(c2, made, &f2);
+    }
+    used = report_informational(s, op, sw, c1, verdict, used, sizeof(verdict));
+    printf("knobs %s %s %s %s\n", row->key, s->impl->name, pick[0] ? pick : "-", verdict);
+}
+
+static void knobs_of(mpce_engine *e, const struct probe_opts *o, const char *key,
+                     const char *impl)
+{
+    struct probe_row row;
+    struct mpce_slot *s = mpce_registry_find(e, impl);
+    struct mpce_bench_shape shape;
+    struct mpce_bench_cand *c = NULL;
+    struct mpce_bench_fixture *f = NULL;
+    static struct sweep sw;
+    size_t made = 0;
+
+    if (probe_plan_find(key, &row) != 0 || s == NULL) {
+        printf("knobs %s %s - not measured: %s\n", key, impl,
+               s ? "unknown row" : "unknown implementation");
+        goto out;
+    }
+    for (size_t i = 0; i < o->n_skip; i++)
+        if (strcmp(o->skip[i], s->module->path) == 0) {
+            printf("knobs %s %s - not measured: its module was blacklisted while tuning\n", key,
+                   impl);
+            goto out;
+        }
+    plan_sweep(s, row.op, &sw);
+    if (sw.n <= 1) {
+        printf("knobs %s %s - %s has no knob that changes %s\n", key, impl, impl,
+               mpce_op_info[row.op].name);
+        goto out;
+    }
+    if (mpce_bench_shape_parse(row.bench_op, row.shape, &shape) != MPCE_OK) {
+        printf("knobs %s %s - not measured: %s\n", key, impl, mpce_last_error());
+        goto out;
+    }
+    c = calloc(sw.n, sizeof(*c));
+    if (!c) {
+        printf("knobs %s %s - not measured: out of memory\n", key, impl);
+        goto out;
+    }
+    if (run_round(s, o, &row, &shape, sw.c, sw.n, c, &made, &f) == 0)
+        decide(s, o, &row, &shape, &sw, c);
+out:
+    if (c)
+        release_round(c, made, &f);
     free(c);
-    free(want);
-    mpce_bench_fixture_free(f);
     printf("done %s\n", key);
     fflush(stdout);
 }

@@ -20,12 +20,14 @@ static const char usage[] =
     "                            [--config FILE] [--plugin-path DIRS] [--flags N]\n"
     "       mpcengine-probe measure [--effort E] [--skip-module FILE]... [options] -- ROW...\n"
     "       mpcengine-probe knobs [--effort E] [options] -- ROW=IMPL...\n"
+    "       mpcengine-probe pipeline [--effort E] [options] -- ROW=SPEC|SPEC... ROW=SPEC|...\n"
     "       mpcengine-probe slices [--effort E] [options] -- ROW=IMPL...\n"
     "The selector's helper (run by libmpcengine and `mpcengine tune`; not meant to be run\n"
     "by hand). tune: measure the missing or stale pins rows and write the pins file.\n"
     "measure: one worker, results on stdout. knobs: each row winner's knob values\n"
-    "on the row's shape. slices: where splitting a call over threads starts to pay\n"
-    "for each row's winner.\n";
+    "on the row's shape. pipeline: the DPF tree's and the LPN fold's knob values\n"
+    "together, the tree's output feeding the fold. slices: where splitting a call\n"
+    "over threads starts to pay for each row's winner.\n";
 
 static void log_line(void *arg, mpce_log_level level, const char *plugin, const char *message)
 {
@@ -69,7 +71,8 @@ int probe_each_winner(mpce_engine *e, const struct probe_opts *o, const char *cm
 int main(int argc, char **argv)
 {
     if (argc < 2 || (strcmp(argv[1], "tune") != 0 && strcmp(argv[1], "measure") != 0 &&
-                      strcmp(argv[1], "slices") != 0 && strcmp(argv[1], "knobs") != 0)) {
+                      strcmp(argv[1], "slices") != 0 && strcmp(argv[1], "knobs") != 0 &&
+                      strcmp(argv[1], "pipeline") != 0)) {
         fputs(usage, argc < 2 || strcmp(argv[1], "--help") != 0 ? stderr : stdout);
         return argc >= 2 && strcmp(argv[1], "--help") == 0 ? 0 : 2;
     }
@@ -150,6 +153,7 @@ int main(int argc, char **argv)
     int rc = tune                               ? probe_tune(e, &o, self)
              : strcmp(argv[1], "slices") == 0 ? probe_slices(e, &o)
              : strcmp(argv[1], "knobs") == 0  ? probe_knobs(e, &o)
+             : strcmp(argv[1], "pipeline") == 0 ? probe_pipeline(e, &o)
                                               : probe_measure(e, &o);
     mpce_engine_free(e);
     free(o.rows);

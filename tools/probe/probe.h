@@ -12,6 +12,8 @@
  *                more than the default's spread and at least 1 %
  *   knobs.c      `knobs`: a row winner's knob values, measured jointly on the
  *                row's shape, checked to leave outputs unchanged
+ *   pipeline.c   `pipeline`: the DPF tree's and the LPN fold's knob values
+ *                scored together where they share the cache, as in Ferret
  *   slices.c     `slices`: the pool's threshold, where splitting a call over
  *                the engine's threads starts to pay for a row's winner
  *   probe.c      options and the engine both sides open
@@ -87,6 +89,9 @@ int probe_slices(mpce_engine *e, const struct probe_opts *o);
  * PICK KNOB=VALUE[:...] or "-" (the defaults); kwrong KEY IMPL WHY when a
  * knob's values change the output (knobs.c says more). */
 int probe_knobs(mpce_engine *e, const struct probe_opts *o);
+/* rows: dpf.evalall.large=SPEC|... lpn.fold.kbig.large=SPEC|..., each side's
+ * own pick first. Line: pipeline DPF_PICK LPN_PICK VERDICT (pipeline.c). */
+int probe_pipeline(mpce_engine *e, const struct probe_opts *o);
 /* For `knobs` and `slices`: fn(e, o, key, impl) for each ROW=IMPL of o->rows
  * (impl may carry knob values); 2 after a message naming cmd if one is not
  * of that form. */

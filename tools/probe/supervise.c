@@ -40,9 +40,15 @@ struct result {
      * the pool's threshold. */
     char winner[64], runner_up[64], verdict[512];
     int measured;                   /* gated: goes into the file */
-    char worker_arg[240];           /* "KEY=WINNER[:KNOBS]" for a knobs or slices worker */
+    char worker_arg[700];           /* "KEY=WINNER[:KNOBS]" for a knobs or slices worker,
+                                       "KEY=SPEC|SPEC..." for the pipeline */
     char knobs[160];                /* "" for the defaults */
-    char knob_verdict[900];
+    char knob_verdict[1400];
+    /* The knobs worker's first ranking (kcand lines), fastest first: what
+     * the pipeline phase tries beside the pick. */
+    char ranked[4][200];
+    double ranked_med[4];
+    size_t n_ranked;
     uint64_t slice_min;
     char slice_verdict[480];
 };
@@ -72,6 +78,11 @@ static void add_cand(struct result *r, const char *impl, const char *status, dou
 {
     for (size_t i = 0; i < r->n_cands; i++)
         if (strcmp(r->cands[i].impl, impl) == 0) {
+            /* What got it blacklisted here outranks "failed: blacklisted". */
+            if (strcmp(status, "failed") == 0 && (strcmp(r->cands[i].status, "crashed") == 0 ||
+                                                   strcmp(r->cands[i].status, "hung") == 0 ||
+                                                   strcmp(r->cands[i].status, "wrong") == 0))
+                return;
             free(r->cands[i].impl);
             free(r->cands[i].status);
             free(r->cands[i].why);
@@ -125,7 +136,10 @@ static void progress(struct tune_state *ts, const struct result *r)
             fputc('\n', stderr);
     } else {
         fprintf(stderr, "%s %zu/%zu %s%s%s\n",
-                ts->phase[0] == 'm' ? "measured" : ts->phase[0] == 'k' ? "knobs" : "threads",
+                ts->phase[0] == 'm'   ? "measured"
+                : ts->phase[0] == 'k' ? "knobs"
+                : ts->phase[0] == 'p' ? "pipeline"
+                                      : "threads",
                 ts->n_done, ts->n_total, r->row->key, r->note[0] ? ": " : "", r->note);
     }
     fflush(stderr);
@@ -241,6 +255,42 @@ struct take {
     char entered[96];               /* the candidate called last */
 };
 
+/* The rows the pipeline phase scores together (pipeline.c). */
+#define PIPELINE_DPF_ROW "dpf.evalall.large"
+#define PIPELINE_LPN_ROW "lpn.fold.kbig.large"
+
+/* Keep spec among r's four fastest first-run combinations, unless it moves
+ * an informational knob (never pinned, so never a pipeline candidate) or
+ * was seen before (the knobs worker's confirming run repeats a few). */
+static void rank_combo(mpce_engine *e, struct result *r, const char *spec, double median)
+{
+    struct mpce_slot *s;
+    uint32_t v[MPCE_KNOB_MAX];
+    int has;
+    if (mpce_registry_find_spec(e, spec, "", &s, v, &has) != MPCE_OK)
+        return;
+    for (unsigned k = 0; k < s->n_knobs; k++)
+        if ((s->knobs[k]->flags & MPCE_KNOB_INFORMATIONAL) && v[k] != s->knobs[k]->default_value)
+            return;
+    for (size_t i = 0; i < r->n_ranked; i++)
+        if (strcmp(r->ranked[i], spec) == 0)
+            return;
+    size_t at = r->n_ranked < 4 ? r->n_ranked : 4;
+    while (at > 0 && median < r->ranked_med[at - 1]) {
+        if (at < 4) {
+            memcpy(r->ranked[at], r->ranked[at - 1], sizeof(r->ranked[0]));
+            r->ranked_med[at] = r->ranked_med[at - 1];
+        }
+        at--;
+    }
+    if (at >= 4)
+        return;
+    snprintf(r->ranked[at], sizeof(r->ranked[0]), "%s", spec);
+    r->ranked_med[at] = median;
+    if (r->n_ranked < 4)
+        r->n_ranked++;
+}
+
 /* Parse one protocol line; the row it finished, if any, becomes done. */
 static void take_line(void *arg, char *line)
 {
@@ -254,6 +304,9 @@ static void take_line(void *arg, char *line)
     double med, mn, mx;
     int pos = 0;
     if (sscanf(line, "enter %95s %95s", key, impl) == 2) {
+        /* The implementation alone: a knobs or slices worker names it with
+         * the knob values it runs, but blame and results go to the name. */
+        impl[mpce_impl_spec_name_len(impl)] = '\0';
         snprintf(entered, elen, "%s", impl);
         return;
     }
@@ -264,12 +317,36 @@ static void take_line(void *arg, char *line)
             add_cand(r, impl, status, med, med > 0 ? (mx - mn) / med : 0, pos ? line + pos : "");
         return;
     }
-    char pick[160];
+    char pick[160], pick2[160], spec[200];
     if (sscanf(line, "knobs %95s %95s %159s %n", key, impl, pick, &pos) >= 3) {
         struct result *r = result_of(res, n, key);
         if (r) {
             snprintf(r->knobs, sizeof(r->knobs), "%s", strcmp(pick, "-") == 0 ? "" : pick);
             snprintf(r->knob_verdict, sizeof(r->knob_verdict), "%.890s", pos ? line + pos : "");
+        }
+        return;
+    }
+    if (sscanf(line, "kcand %95s %199s %15s %lf", key, spec, status, &med) == 4) {
+        struct result *r = result_of(res, n, key);
+        if (r && strcmp(status, "ok") == 0)
+            rank_combo(ts->e, r, spec, med);
+        return;
+    }
+    if (sscanf(line, "pipeline %159s %159s %n", pick, pick2, &pos) >= 2) {
+        /* Both rows take the pipeline's picks, and its verdict. */
+        const char *keys[2] = {PIPELINE_DPF_ROW, PIPELINE_LPN_ROW};
+        const char *picks[2] = {pick, pick2};
+        for (int k = 0; k < 2; k++) {
+            struct result *r = result_of(res, n, keys[k]);
+            if (!r)
+                continue;
+            if (strncmp(line + pos, "not measured", 12) != 0)
+                snprintf(r->knobs, sizeof(r->knobs), "%s",
+                         strcmp(picks[k], "-") == 0 ? "" : picks[k]);
+            size_t have = strlen(r->knob_verdict);
+            snprintf(r->knob_verdict + have, sizeof(r->knob_verdict) - have, "; %s%.600s",
+                     strncmp(line + pos, "not measured", 12) == 0 ? "pipeline " : "",
+                     pos ? line + pos : "");
         }
         return;
     }
@@ -383,6 +460,19 @@ static void run_rows(struct tune_state *ts, struct result *res, size_t n)
         else /* a sanitizer's handler, or exit() inside a module */
             snprintf(reason, sizeof(reason), "crashed (the worker exited with status %d) while "
                      "tuning %s", WIFEXITED(status) ? WEXITSTATUS(status) : -1, r->row->key);
+        if (ts->phase[0] == 'p') {
+            /* The pipeline runs two modules' code: the one it entered last
+             * is blamed; the other row's knobs stay as its own tune left
+             * them. */
+            size_t have = strlen(r->knob_verdict);
+            snprintf(r->knob_verdict + have, sizeof(r->knob_verdict) - have,
+                     "; pipeline not measured: %.400s", reason);
+            if (entered[0] && blacklist(ts, entered, reason) == 0)
+                add_cand(r, entered, what, 0, 0, reason);
+            r->done = 1;
+            progress(ts, r);
+            continue;
+        }
         if (ts->phase[0] == 's' || ts->phase[0] == 'k') {
             /* The winner crashed or hung when its calls were split over
              * threads, as the application's would be, or with other knob
@@ -422,6 +512,56 @@ static int has_knobs_for(const struct mpce_slot *w, enum mpce_op_id op)
         if (mpce_knob_affects(w, k, op))
             return 1;
     return 0;
+}
+
+/* spec as "IMPL:every knob's value" (or "IMPL"), so that two names of the
+ * same values compare equal; "" if it names nothing usable. */
+static void full_spec(mpce_engine *e, const char *spec, char *out, size_t len)
+{
+    struct mpce_slot *s;
+    uint32_t v[MPCE_KNOB_MAX];
+    int has;
+    char list[160];
+    out[0] = '\0';
+    if (mpce_registry_find_spec(e, spec, "", &s, v, &has) != MPCE_OK)
+        return;
+    mpce_knobs_format(s, v, list, sizeof(list));
+    snprintf(out, len, "%s%s%.150s", s->impl->name, list[0] ? ":" : "", list);
+}
+
+/* Whether r's winner had its knobs measured just now. */
+static int pipeline_ready(mpce_engine *e, const struct result *r)
+{
+    const struct mpce_slot *w = r->measured && r->winner[0] ? mpce_registry_find(e, r->winner)
+                                                            : NULL;
+    return w != NULL && has_knobs_for(w, r->row->op) && r->knob_verdict[0] &&
+           strncmp(r->knob_verdict, "not measured", 12) != 0 && r->n_ranked > 0;
+}
+
+/* r's side of the pipeline: its pick, its defaults, then its fastest other
+ * combinations, at most four. */
+static void pipeline_arg(mpce_engine *e, struct result *r)
+{
+    char specs[4][200], cand[200], pick[240];
+    size_t n = 0;
+    snprintf(pick, sizeof(pick), "%s%s%s", r->winner, r->knobs[0] ? ":" : "", r->knobs);
+    full_spec(e, pick, specs[n++], sizeof(specs[0]));
+    full_spec(e, r->winner, cand, sizeof(cand));
+    if (strcmp(cand, specs[0]) != 0)
+        snprintf(specs[n++], sizeof(specs[0]), "%s", cand);
+    for (size_t i = 0; i < r->n_ranked && n < 4; i++) {
+        full_spec(e, r->ranked[i], cand, sizeof(cand));
+        int seen = cand[0] == '\0';
+        for (size_t k = 0; k < n && !seen; k++)
+            seen = strcmp(specs[k], cand) == 0;
+        if (!seen)
+            snprintf(specs[n++], sizeof(specs[0]), "%s", cand);
+    }
+    size_t used = (size_t)snprintf(r->worker_arg, sizeof(r->worker_arg), "%s=", r->row->key);
+    for (size_t i = 0; i < n && used < sizeof(r->worker_arg); i++)
+        used += (size_t)snprintf(r->worker_arg + used, sizeof(r->worker_arg) - used, "%s%s",
+                                 i ? "|" : "", specs[i]);
+    r->done = 0;
 }
 
 /* The priority order "auto" follows for a row without pins (this engine
@@ -684,7 +824,8 @@ static void decide(mpce_engine *e, const struct mpce_pins *kept, struct result *
                 snprintf(res[i].slice_verdict, sizeof(res[i].slice_verdict), "not measured: "
                          "the winner %.64s was blacklisted after it was measured", winner);
             }
-            if (res[i].knob_verdict[0]) {
+            if (res[i].knob_verdict[0] &&
+                strncmp(res[i].knob_verdict, "not measured", 12) != 0) {
                 res[i].knobs[0] = '\0';
                 snprintf(res[i].knob_verdict, sizeof(res[i].knob_verdict), "not measured: the "
                          "winner %.64s was blacklisted after its knobs were measured", winner);
@@ -855,6 +996,18 @@ int probe_tune(mpce_engine *e, const struct probe_opts *o, const char *self)
     if (n_knobs) {
         fprintf(stderr, "measuring the knobs of %zu winners\n", n_knobs);
         run_winner_phase(&ts, res, n, "knobs", n_knobs);
+    }
+    /* Then the DPF tree's and the LPN fold's knobs together, the tree's
+     * output feeding the fold (pipeline.c), when both were just tuned. */
+    struct result *pd = result_of(res, n, PIPELINE_DPF_ROW);
+    struct result *pl = result_of(res, n, PIPELINE_LPN_ROW);
+    if (pd && pl && pipeline_ready(e, pd) && pipeline_ready(e, pl)) {
+        for (size_t i = 0; i < n; i++)
+            res[i].done = 1;
+        pipeline_arg(e, pd);
+        pipeline_arg(e, pl);
+        fprintf(stderr, "measuring the DPF tree's and the LPN fold's knobs together\n");
+        run_winner_phase(&ts, res, n, "pipeline", 2);
     }
     /* Then, except in a quick tune, the pool's threshold for each large
      * row's winner, with its knob values: the sizes where splitting pays

@@ -121,8 +121,14 @@ static void measure_row(mpce_engine *e, const struct probe_opts *o, const struct
     for (size_t k = 0; k < n_order; k++) {
         struct mpce_slot *s = order[k];
         char why[512];
-        if (mpce_slot_state(s) == MPCE_ST_SKIPPED || skipped_module(o, s))
+        if (mpce_slot_state(s) == MPCE_ST_SKIPPED)
             continue;
+        if (skipped_module(o, s)) {
+            /* Said, so that every row shows why it is not a candidate. */
+            say_cand(row->key, s->impl->name, "failed", 0, 0, 0,
+                     "its module was blacklisted while tuning");
+            continue;
+        }
         printf("enter %s %s\n", row->key, s->impl->name);
         fflush(stdout);
         if (!mpce_bench_slot_usable(e, s, why, sizeof(why))) {
