@@ -276,7 +276,7 @@ mpce_status mpce_routes(mpce_engine *engine, const mpce_route_info **rows, size_
                                                              ? "no implementation of that name"
                                                              : mpce_last_error());
                     else if (s->prim != mpce_op_info[op].prim)
-                        snprintf(why, sizeof(why), "%s is not %s implementation",
+                        snprintf(why, sizeof(why), "%s is not one of the %s implementations",
                                  s->impl->name, mpce_primitive_name(mpce_op_info[op].prim));
                     else if (mpce_slot_state(s) != MPCE_ST_PASS)
                         snprintf(why, sizeof(why), "%s", s->reason[0] ? s->reason

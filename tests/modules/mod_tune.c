@@ -28,8 +28,9 @@
  *          (15 ms a call) it loses every class to soft but the large one
  *          (soft: ~20 ms for 262144 blocks on an AMD EPYC Zen 4, several
  *          times that under a sanitizer), so the tune must pin wait=0 there
- *          (a third of the time: far beyond a loaded machine's noise), and
- *          report spin and keep 1. With
+ *          (a third of the time: far beyond a loaded machine's noise),
+ *          report spin and keep 1, and leave "idle" (0 [1]), which changes
+ *          nothing, at its default however the first run ranks it. With
  *          TUNE_KNOB_RECORD set to a file, each call appends the values it
  *          received ("wait=W spin=S\n"): what "auto" passes, seen from the
  *          plugin
@@ -139,7 +140,7 @@ static void busy_wait_ns(long ns)
 
 #if defined(TUNE_KNOB)
 #define TUNE_KNOB_UNIT_NS 5000000L
-enum { KNOB_WAIT, KNOB_SPIN };
+enum { KNOB_WAIT, KNOB_SPIN, KNOB_IDLE };
 static const uint32_t wait_values[] = {0, 1, 2}, spin_values[] = {0, 1, 2};
 static const struct mpce_knob knob_wait = {
     .struct_size = sizeof(struct mpce_knob), .name = "wait", .ops = "prg.ecb prg.mmo prg.ctr",
@@ -149,7 +150,12 @@ static const struct mpce_knob knob_spin = {
     .struct_size = sizeof(struct mpce_knob), .name = "spin", .ops = "prg.ecb prg.mmo prg.ctr",
     .about = "5 ms units each call spins (informational)", .flags = MPCE_KNOB_INFORMATIONAL,
     .default_value = 1, .n_values = 3, .values = spin_values};
-static const struct mpce_knob *const knobs[] = {&knob_wait, &knob_spin};
+/* A knob that does nothing: a tune must not pin it along with wait. */
+static const uint32_t idle_values[] = {0, 1};
+static const struct mpce_knob knob_idle = {
+    .struct_size = sizeof(struct mpce_knob), .name = "idle", .ops = "prg.ecb prg.mmo prg.ctr",
+    .about = "changes nothing", .default_value = 1, .n_values = 2, .values = idle_values};
+static const struct mpce_knob *const knobs[] = {&knob_wait, &knob_spin, &knob_idle};
 
 /* The knobs' cost, and a record of what the call carried. */
 static void knob_call(const struct mpce_call *call, uint64_t elements)

@@ -38,7 +38,7 @@
 #define MIN_GAIN 0.01
 
 struct side {
-    char specs[PIPE_MAX_SIDE][160];
+    char specs[PIPE_MAX_SIDE][200];
     size_t n;
 };
 
@@ -187,7 +187,7 @@ static int make_pairs(const struct shared *sh, const struct side *d, const struc
             memset(pc->x, 0, 16 * blocks);
             memset(bc, 0, sizeof(*bc));
             bc->baseline = -1;
-            snprintf(bc->name, sizeof(bc->name), "%.90s+%.90s", d->specs[i], l->specs[j]);
+            snprintf(bc->name, sizeof(bc->name), "%.94s+%.94s", d->specs[i], l->specs[j]);
             bc->run = run_pipe;
             bc->teardown = teardown_pipe;
             bc->state = pc;
@@ -281,6 +281,11 @@ static void pipeline(mpce_engine *e, const struct probe_opts *o, const struct si
     int used = snprintf(verdict, sizeof(verdict), "in the pipeline (dpf.evalall bits=%u feeding "
                         "lpn.fold logk=%u over its %u outputs, one thread), %zu pairs: ",
                         PIPE_BITS, PIPE_LOGK, 1u << PIPE_BITS, n);
+    if (n == 1) {
+        snprintf(verdict + used, sizeof(verdict) - (size_t)used, "nothing to compare: each "
+                 "side has its pick alone");
+        goto say;
+    }
     if (best == 0) {
         size_t fast = 0;
         for (size_t i = 1; i < n; i++)

@@ -40,7 +40,7 @@ struct result {
      * the pool's threshold. */
     char winner[64], runner_up[64], verdict[512];
     int measured;                   /* gated: goes into the file */
-    char worker_arg[700];           /* "KEY=WINNER[:KNOBS]" for a knobs or slices worker,
+    char worker_arg[900];           /* "KEY=WINNER[:KNOBS]" for a knobs or slices worker,
                                        "KEY=SPEC|SPEC..." for the pipeline */
     char knobs[160];                /* "" for the defaults */
     char knob_verdict[1400];
@@ -259,9 +259,9 @@ struct take {
 #define PIPELINE_DPF_ROW "dpf.evalall.large"
 #define PIPELINE_LPN_ROW "lpn.fold.kbig.large"
 
-/* Keep spec among r's four fastest first-run combinations, unless it moves
- * an informational knob (never pinned, so never a pipeline candidate) or
- * was seen before (the knobs worker's confirming run repeats a few). */
+/* Keep spec among r's four fastest first-run combinations (kcand lines;
+ * the confirming run's are kconf), unless it moves an informational knob
+ * (never pinned, so never a pipeline candidate). */
 static void rank_combo(mpce_engine *e, struct result *r, const char *spec, double median)
 {
     struct mpce_slot *s;
@@ -442,6 +442,14 @@ static void run_rows(struct tune_state *ts, struct result *res, size_t n)
             break;
         /* The worker stopped inside row `from`, in the candidate it entered last. */
         struct result *r = &res[from];
+        if (ts->phase[0] == 'p' && entered[0]) {
+            /* The pipeline runs both rows' code at once: the row is that of
+             * the module it entered last. */
+            const struct mpce_slot *bs = mpce_registry_find(ts->e, entered);
+            for (size_t i = from; bs && i < n; i++)
+                if (!res[i].done && mpce_op_info[res[i].row->op].prim == bs->prim)
+                    r = &res[i];
+        }
         char reason[512];
         const char *what = hung ? "hung" : "crashed";
         if (hung)
@@ -461,16 +469,22 @@ static void run_rows(struct tune_state *ts, struct result *res, size_t n)
             snprintf(reason, sizeof(reason), "crashed (the worker exited with status %d) while "
                      "tuning %s", WIFEXITED(status) ? WEXITSTATUS(status) : -1, r->row->key);
         if (ts->phase[0] == 'p') {
-            /* The pipeline runs two modules' code: the one it entered last
-             * is blamed; the other row's knobs stay as its own tune left
-             * them. */
-            size_t have = strlen(r->knob_verdict);
-            snprintf(r->knob_verdict + have, sizeof(r->knob_verdict) - have,
-                     "; pipeline not measured: %.400s", reason);
+            /* The module it entered last is blamed, in its own row; both
+             * rows say why the pipeline was not measured (it needs both, so
+             * it is not run again), and their knobs stay as their own tunes
+             * left them until the gate decides again without the module. */
+            for (size_t i = from; i < n; i++) {
+                if (res[i].done)
+                    continue;
+                size_t have = strlen(res[i].knob_verdict);
+                snprintf(res[i].knob_verdict + have, sizeof(res[i].knob_verdict) - have,
+                         "; pipeline not measured: %.400s%s%.64s", reason,
+                         entered[0] ? " in " : "", entered);
+                res[i].done = 1;
+                progress(ts, &res[i]);
+            }
             if (entered[0] && blacklist(ts, entered, reason) == 0)
                 add_cand(r, entered, what, 0, 0, reason);
-            r->done = 1;
-            progress(ts, r);
             continue;
         }
         if (ts->phase[0] == 's' || ts->phase[0] == 'k') {
