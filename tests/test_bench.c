@@ -221,6 +221,8 @@ static void test_every_op(void)
         {"prg.dispatch", "n=2"},
         {"ntt.forward", "N=64,B=2,q=61bit"},
         {"ntt.inverse", "N=64,B=2,q=61bit"},
+        {"ntt.mul", "N=64,B=3,q=50bit"},
+        {"ntt.mul", "N=64,B=2,q=61bit,threads=2"},
         {"lpn.fold", "logk=6,n=64,chunk=16"},
         {"dpf.evalall", "bits=6"},
         {"dpf.eval_keys", "bits=8,keys=8"},
@@ -244,6 +246,12 @@ static void test_every_op(void)
     CU_ASSERT_STRING_EQUAL(d->baseline, "aes-floor:prg-soft-bitslice");
     CU_ASSERT_STRING_EQUAL(d->unit, "ns/output");
     CU_ASSERT_PTR_NOT_NULL(row_of("aes-floor:prg-soft-bitslice"));
+    /* A product's unit, and IFMA's moduli reach its row. */
+    o = quick("ntt.mul", "N=64,B=1,q=50bit");
+    CU_ASSERT_EQUAL_FATAL(run(&o), MPCE_OK);
+    d = row_of("ntt-soft");
+    CU_ASSERT_FATAL(d != NULL);
+    CU_ASSERT_STRING_EQUAL(d->unit, "ns/product");
 }
 
 static void test_threads_row(void)

@@ -129,6 +129,7 @@ static inline void mpce_bench_error_clear(void)
 struct mpce_bench_fixture {
     uint8_t keys[8 * 16];    /* PRG keys; DPF kL, kR are keys[0..31] */
     uint8_t *in, *out;       /* PRG input and output, NTT input and output */
+    uint8_t *in2;            /* ntt.mul: the second operand */
     size_t in_len, out_len;
     uint64_t psi;            /* NTT: the root for q */
     uint8_t seed[16];        /* LPN */

@@ -72,6 +72,9 @@ static int run(void *arg)
     if (strcmp(op, "ntt.inverse") == 0)
         return mpce_ntt_inverse(c->ntt, c->impl, (const uint64_t *)f->in, (uint64_t *)f->out,
                                 (size_t)s->B);
+    if (strcmp(op, "ntt.mul") == 0)
+        return mpce_ntt_mul(c->ntt, c->impl, (const uint64_t *)f->in, (const uint64_t *)f->in2,
+                            (uint64_t *)f->out, (size_t)s->B);
     if (strcmp(op, "lpn.fold") == 0) {
         uint64_t c0 = 0;
         for (uint64_t off = 0; off < s->n; off += s->chunk) {

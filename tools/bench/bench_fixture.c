@@ -61,6 +61,13 @@ static mpce_status ntt(const struct mpce_bench_shape *s, struct mpce_bench_fixtu
     uint64_t seed = 2, *w = (uint64_t *)f->in;
     for (size_t i = 0; i < words; i++)
         w[i] = mpce_spec_splitmix64(&seed) % s->q;
+    if (strcmp(s->op, "ntt.mul") == 0) {
+        if (!(f->in2 = malloc(f->in_len)))
+            return MPCE_ERR_NOMEM;
+        w = (uint64_t *)f->in2;
+        for (size_t i = 0; i < words; i++)
+            w[i] = mpce_spec_splitmix64(&seed) % s->q;
+    }
     return MPCE_OK;
 }
 
@@ -150,6 +157,7 @@ void mpce_bench_fixture_free(struct mpce_bench_fixture *f)
     if (!f)
         return;
     free(f->in);
+    free(f->in2);
     free(f->out);
     free(f->table);
     free(f->floor_buf);

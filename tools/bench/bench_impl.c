@@ -77,6 +77,14 @@ static int run_ntt_inverse(void *arg)
     return rc == 0 ? 0 : failed(c, rc);
 }
 
+static int run_ntt_mul(void *arg)
+{
+    struct impl_cand *c = arg;
+    int rc = mpce_op_ntt_mul(&c->slot->ops.ntt, c->state, &c->call, (const uint64_t *)c->in,
+                             (const uint64_t *)c->f->in2, (uint64_t *)c->out, c->n);
+    return rc == 0 ? 0 : failed(c, rc);
+}
+
 /* The production LPN shape: one table, the stream continued chunk by chunk
  * over all n outputs, as a Ferret extension does. */
 static int run_lpn_fold(void *arg)
@@ -273,7 +281,8 @@ static int (*run_of(const char *op))(void *)
     } table[] = {
         {"prg.ecb", run_prg_ecb},         {"prg.mmo", run_prg_mmo},
         {"prg.ctr", run_prg_ctr},         {"ntt.forward", run_ntt_forward},
-        {"ntt.inverse", run_ntt_inverse}, {"lpn.fold", run_lpn_fold},
+        {"ntt.inverse", run_ntt_inverse}, {"ntt.mul", run_ntt_mul},
+        {"lpn.fold", run_lpn_fold},
         {"dpf.evalall", run_dpf_evalall}, {"dpf.eval_keys", run_dpf_eval_keys},
     };
     for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)

@@ -25,6 +25,13 @@ static const struct {
     {"ntt.forward", "N=16384,B=64,q=60bit"},
     {"ntt.inverse", "N=4096,B=64,q=60bit"},
     {"ntt.inverse", "N=16384,B=64,q=60bit"},
+    /* q below 2^50: the moduli AVX-512 IFMA serves. */
+    {"ntt.forward", "N=4096,B=64,q=50bit"},
+    {"ntt.forward", "N=16384,B=64,q=50bit"},
+    {"ntt.inverse", "N=4096,B=64,q=50bit"},
+    {"ntt.inverse", "N=16384,B=64,q=50bit"},
+    {"ntt.mul", "N=4096,B=64,q=61bit"},
+    {"ntt.mul", "N=4096,B=64,q=50bit"},
     {"lpn.fold", "logk=19,n=4194304,chunk=8192"},
     {"dpf.evalall", "bits=20"},
     {"dpf.eval_keys", "bits=20,keys=65536"},
@@ -90,6 +97,7 @@ static const struct {
     {"prg.dispatch", MPCE_PRIM_PRG, prg_dispatch, "n=BLOCKS"},
     {"ntt.forward", MPCE_PRIM_NTT, ntt, "N=DEGREE,B=BATCH,q=61bit|60bit|50bit[,threads=T]"},
     {"ntt.inverse", MPCE_PRIM_NTT, ntt, "N=DEGREE,B=BATCH,q=61bit|60bit|50bit[,threads=T]"},
+    {"ntt.mul", MPCE_PRIM_NTT, ntt, "N=DEGREE,B=BATCH,q=61bit|60bit|50bit[,threads=T]"},
     {"lpn.fold", MPCE_PRIM_LPN, lpn, "logk=LOGK,n=OUTPUTS[,chunk=OUTPUTS][,threads=T]"},
     {"dpf.evalall", MPCE_PRIM_DPF, dpf_all, "bits=N[,threads=T]"},
     {"dpf.eval_keys", MPCE_PRIM_DPF, dpf_keys, "bits=N,keys=K[,threads=T]"},
@@ -234,7 +242,8 @@ const char *mpce_bench_unit(const struct mpce_bench_shape *s)
     case MPCE_PRIM_PRG:
         return "GB/s";
     case MPCE_PRIM_NTT:
-        return "ns/NTT";
+        /* A product of two polynomials in the NTT domain: N multiplies. */
+        return strcmp(s->op, "ntt.mul") == 0 ? "ns/product" : "ns/NTT";
     case MPCE_PRIM_DPF:
         return strcmp(s->op, "dpf.evalall") == 0 ? "ns/output" : "ns/key";
     default:

@@ -52,6 +52,15 @@ static const struct plan_entry {
     {"ntt.inverse", "qwide", "small", ALL, "N=1024,B=1,q=61bit"},
     {"ntt.inverse", "qwide", "medium", ALL, "N=4096,B=8,q=61bit"},
     {"ntt.inverse", "qwide", "large", ALL, "N=16384,B=16,q=61bit"},
+    /* Products in the NTT domain: IFMA below 2^50 as for the transforms. */
+    {"ntt.mul", "q50", "tiny", PATIENT, "N=32,B=1,q=50bit"},
+    {"ntt.mul", "q50", "small", ALL, "N=1024,B=1,q=50bit"},
+    {"ntt.mul", "q50", "medium", ALL, "N=4096,B=8,q=50bit"},
+    {"ntt.mul", "q50", "large", ALL, "N=16384,B=16,q=50bit"},
+    {"ntt.mul", "qwide", "tiny", PATIENT, "N=32,B=1,q=61bit"},
+    {"ntt.mul", "qwide", "small", ALL, "N=1024,B=1,q=61bit"},
+    {"ntt.mul", "qwide", "medium", ALL, "N=4096,B=8,q=61bit"},
+    {"ntt.mul", "qwide", "large", ALL, "N=16384,B=16,q=61bit"},
     /* LPN: a table in L2 (2^16 blocks) and Ferret's 2^19-block table. */
     {"lpn.fold", "k16", "tiny", PATIENT, "logk=16,n=32"},
     {"lpn.fold", "k16", "small", ALL, "logk=16,n=1024"},
