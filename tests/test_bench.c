@@ -226,6 +226,8 @@ static void test_every_op(void)
         {"lpn.fold", "logk=6,n=64,chunk=16"},
         {"dpf.evalall", "bits=6"},
         {"dpf.eval_keys", "bits=8,keys=8"},
+        {"dpf.eval", "bits=9,points=3"},
+        {"dpf.eval", "bits=20,points=1,threads=2"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         mpce_bench_options o = quick(cases[i][0], cases[i][1]);

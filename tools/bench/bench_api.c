@@ -90,6 +90,8 @@ static int run(void *arg)
     }
     if (strcmp(op, "dpf.evalall") == 0)
         return mpce_dpf_evalall(c->dpf, c->impl, c->keys[0], f->out, f->out_len);
+    if (strcmp(op, "dpf.eval") == 0)
+        return mpce_dpf_eval(c->dpf, c->impl, c->keys[0], f->points, (size_t)s->keys, f->out);
     return mpce_dpf_eval_keys(c->dpf, c->impl, c->key_ptrs, f->points, (size_t)s->keys, f->out);
 }
 

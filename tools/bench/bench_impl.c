@@ -110,6 +110,14 @@ static int run_dpf_evalall(void *arg)
     return rc == 0 ? 0 : failed(c, rc);
 }
 
+static int run_dpf_eval(void *arg)
+{
+    struct impl_cand *c = arg;
+    int rc = mpce_op_dpf_eval(&c->slot->ops.dpf, c->state, &c->call, &c->f->dkeys[0],
+                              c->f->points, c->n, c->out);
+    return rc == 0 ? 0 : failed(c, rc);
+}
+
 static int run_dpf_eval_keys(void *arg)
 {
     struct impl_cand *c = arg;
@@ -284,6 +292,7 @@ static int (*run_of(const char *op))(void *)
         {"ntt.inverse", run_ntt_inverse}, {"ntt.mul", run_ntt_mul},
         {"lpn.fold", run_lpn_fold},
         {"dpf.evalall", run_dpf_evalall}, {"dpf.eval_keys", run_dpf_eval_keys},
+        {"dpf.eval", run_dpf_eval},
     };
     for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)
         if (strcmp(table[i].op, op) == 0)

@@ -35,6 +35,8 @@ static const struct {
     {"lpn.fold", "logk=19,n=4194304,chunk=8192"},
     {"dpf.evalall", "bits=20"},
     {"dpf.eval_keys", "bits=20,keys=65536"},
+    /* One key at one point: a DPF lookup's latency. */
+    {"dpf.eval", "bits=20,points=1"},
     {"prg.ecb", "n=4194304,threads=2"},
     {"ntt.forward", "N=16384,B=64,q=61bit,threads=2"},
     {"lpn.fold", "logk=19,n=4194304,threads=2"},
@@ -84,6 +86,10 @@ static const struct key lpn[] = {K("logk", logk, 1, 1, 26), K("n", n, 1, 1, UINT
 static const struct key dpf_all[] = {K("bits", bits, 1, 1, 26), THREADS, END};
 static const struct key dpf_keys[] = {K("bits", bits, 1, 1, 64),
                                       K("keys", keys, 1, 1, UINT64_C(1) << 22), THREADS, END};
+/* One key at `points` points (the count is kept where eval_keys keeps its). */
+static const struct key dpf_points[] = {K("bits", bits, 1, 1, 64),
+                                        K("points", keys, 1, 1, UINT64_C(1) << 22), THREADS,
+                                        END};
 
 static const struct {
     const char *op;
@@ -101,6 +107,7 @@ static const struct {
     {"lpn.fold", MPCE_PRIM_LPN, lpn, "logk=LOGK,n=OUTPUTS[,chunk=OUTPUTS][,threads=T]"},
     {"dpf.evalall", MPCE_PRIM_DPF, dpf_all, "bits=N[,threads=T]"},
     {"dpf.eval_keys", MPCE_PRIM_DPF, dpf_keys, "bits=N,keys=K[,threads=T]"},
+    {"dpf.eval", MPCE_PRIM_DPF, dpf_points, "bits=N,points=P[,threads=T]"},
 };
 
 #define N_OPS (sizeof(ops) / sizeof(ops[0]))
@@ -245,7 +252,9 @@ const char *mpce_bench_unit(const struct mpce_bench_shape *s)
         /* A product of two polynomials in the NTT domain: N multiplies. */
         return strcmp(s->op, "ntt.mul") == 0 ? "ns/product" : "ns/NTT";
     case MPCE_PRIM_DPF:
-        return strcmp(s->op, "dpf.evalall") == 0 ? "ns/output" : "ns/key";
+        return strcmp(s->op, "dpf.evalall") == 0 ? "ns/output"
+               : strcmp(s->op, "dpf.eval") == 0  ? "ns/point"
+                                                 : "ns/key";
     default:
         return "ns/output";
     }
