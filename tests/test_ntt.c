@@ -834,6 +834,39 @@ static void test_invalid_new(void)
     mpce_ntt_free(ctx);
 }
 
+/* The canonical check works eight words a step (a row, N >= 8 words, is a
+ * whole number of steps): a bad word is found at every position of a row,
+ * for the values around q and at the top of the range, and q - 1 passes. */
+static void test_canonical_every_position(void)
+{
+    static const uint64_t mods[] = {Q61, Q50};
+    for (size_t m = 0; m < 2; m++) {
+        const uint64_t q = mods[m];
+        const uint64_t bad_values[] = {q, q + 1, UINT64_C(1) << 61, UINT64_C(1) << 62,
+                                       UINT64_C(1) << 63, UINT64_MAX};
+        for (size_t n = 8; n <= 32; n *= 2) {
+            mpce_ntt *ctx = make_ctx(n, &q, 1);
+            uint64_t *in = alloc_words(n), *out = alloc_words(n);
+            for (size_t i = 0; i < n; i++)
+                in[i] = q - 1 - i;
+            CU_ASSERT_EQUAL(mpce_ntt_forward(ctx, NULL, in, out, 1), MPCE_OK);
+            for (size_t pos = 0; pos < n; pos++)
+                for (size_t v = 0; v < sizeof(bad_values) / sizeof(bad_values[0]); v++) {
+                    const uint64_t keep = in[pos];
+                    char want[32];
+                    in[pos] = bad_values[v];
+                    snprintf(want, sizeof(want), "in[%zu] = ", pos);
+                    TU_ASSERT_ERROR(mpce_ntt_forward(ctx, NULL, in, out, 1), MPCE_ERR_ARG,
+                                    want);
+                    in[pos] = keep;
+                }
+            free(in);
+            free(out);
+            mpce_ntt_free(ctx);
+        }
+    }
+}
+
 static void test_invalid_ops(void)
 {
     const char *names[MAX_IMPLS];
@@ -923,6 +956,7 @@ static const struct tu_test tests[] = {
     {"forward equals SPEC's sum on random inputs", test_reference},
     {"invalid_new", test_invalid_new},
     {"invalid_ops", test_invalid_ops},
+    {"canonical check: every position, every bad value", test_canonical_every_position},
     {NULL, NULL},
 };
 
