@@ -233,6 +233,15 @@ static int dpf_compare(mpce_engine *e, const char *impl, unsigned bits, mpce_dpf
         ok &= mpce_dpf_eval(ctx, impl, k[p], xs, NK, a) == MPCE_OK;
         ok &= mpce_dpf_eval(ctx, "dpf-soft", k[p], xs, NK, b) == MPCE_OK;
         ok &= memcmp(a, b, NK * osz) == 0;
+        /* One and two points and keys walk one point at a time. */
+        for (size_t few = 1; few <= 3 && ok; few++) {
+            ok &= mpce_dpf_eval(ctx, impl, k[p], xs, few, a) == MPCE_OK;
+            ok &= mpce_dpf_eval(ctx, "dpf-soft", k[p], xs, few, b) == MPCE_OK;
+            ok &= memcmp(a, b, few * osz) == 0;
+            ok &= mpce_dpf_eval_keys(ctx, impl, keys, xs, few, a) == MPCE_OK;
+            ok &= mpce_dpf_eval_keys(ctx, "dpf-soft", keys, xs, few, b) == MPCE_OK;
+            ok &= memcmp(a, b, few * osz) == 0;
+        }
         if (nall) {
             ok &= mpce_dpf_evalall(ctx, impl, k[p], a, nall * osz) == MPCE_OK;
             ok &= mpce_dpf_evalall(ctx, "dpf-soft", k[p], b, nall * osz) == MPCE_OK;

@@ -12,6 +12,7 @@
 #include <wmmintrin.h>
 
 #include "plugins/aesni/aesni.h"
+#include "plugins/common/dpf_walk.h"
 
 #define W 8
 
@@ -280,6 +281,38 @@ static void ni_dpf_step(const struct aesni_sched *ks, uint8_t *nodes, const uint
                    _mm_xor_si128(_mm_xor_si128(b[l], s[l]),
                                  _mm_and_si128(ld(cw + 16 * (i + l)), tm[l])));
     }
+}
+
+void aesni_dpf_walk1(const struct aesni_sched *ks, const struct mpce_dpf_key_v1 *key,
+                     uint64_t point, unsigned depth, unsigned what, uint8_t *out)
+{
+    __m128i k[2][11];
+    uint8_t node[16];
+
+    load_keys(ks->rk[0], k[0]);
+    load_keys(ks->rk[1], k[1]);
+    mpce_dpf__root(key, node);
+    __m128i x = ld(node);
+    for (unsigned i = 0; i < depth; i++) {
+        /* The direction is the point's bit: public, so it may pick the
+         * round keys by branch and index. */
+        const unsigned dir = (unsigned)(point >> (depth - 1u - i)) & 1u;
+        const __m128i *rk = k[dir];
+        uint8_t cw[16];
+        mpce_dpf__cw_side(key, i, dir, cw);
+        const __m128i s = clr_t(x), tm = tmask(x);
+        __m128i b = _mm_xor_si128(s, rk[0]);
+#pragma GCC unroll 9
+        for (unsigned r = 1; r < 10; r++)
+            b = _mm_aesenc_si128(b, rk[r]);
+        b = _mm_aesenclast_si128(b, rk[10]);
+        x = _mm_xor_si128(_mm_xor_si128(b, s), _mm_and_si128(ld(cw), tm));
+    }
+    st(node, x);
+    if (what == AESNI_DPF_NODES)
+        memcpy(out, node, 16);
+    else
+        mpce_dpf__leaf(what, key, node, out);
 }
 
 const struct aesni_aes_kernel aesni_kernel_ni = {

@@ -113,6 +113,14 @@ struct aesni_aes_kernel {
 /* dpf_walk's what for nodes (MPCE_DPF_NODES). */
 #define AESNI_DPF_NODES 2u
 
+/* One point's walk on one xmm register (aes_ni.c): its levels are a chain
+ * of dependent AES calls, so a lane of a wide batch only adds to their
+ * latency; a few points walk one by one here. Same contract as dpf_walk
+ * for n = 1; out gets the node (AESNI_DPF_NODES) or the output in group
+ * `what`. */
+void aesni_dpf_walk1(const struct aesni_sched *ks, const struct mpce_dpf_key_v1 *key,
+                     uint64_t point, unsigned depth, unsigned what, uint8_t *out);
+
 extern const struct aesni_aes_kernel aesni_kernel_ni;       /* aes_ni.c */
 extern const struct aesni_aes_kernel aesni_kernel_vaes256;  /* aes_vaes256.c */
 extern const struct aesni_aes_kernel aesni_kernel_vaes512;  /* aes_vaes512.c */

@@ -8,6 +8,9 @@
 
 _Static_assert(AESNI_DPF_NODES == MPCE_DPF_NODES, "walk's nodes code");
 
+/* Points up to which a walk goes one point at a time. */
+#define AESNI_DPF_WALK1_MAX 2u
+
 static void expand(const void *prg_state, const uint8_t *parents, uint8_t *children, size_t n,
                    const uint8_t cw[2][16])
 {
@@ -39,6 +42,14 @@ static void walk(const void *prg_state, const struct mpce_dpf_key_v1 *const *key
 {
     const struct aesni_prg *p = prg_state;
 
+    /* Below a few points a batch is mostly empty lanes waiting on one
+     * chain of AES: walk them one by one (aesni_dpf_walk1). */
+    if (n <= AESNI_DPF_WALK1_MAX) {
+        const size_t osz = what == AESNI_DPF_NODES ? 16u : mpce_dpfw_output_bytes(what);
+        for (size_t j = 0; j < n; j++)
+            aesni_dpf_walk1(&p->ks, keys[j * key_step], points[j], depth, what, out + j * osz);
+        return;
+    }
     p->kernel->dpf_walk(&p->ks, keys, key_step, points, n, depth, what, out);
 }
 
