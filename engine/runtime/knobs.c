@@ -321,6 +321,20 @@ struct mpce_slot *mpce_registry_find_named(mpce_engine *e, const char *spec)
     return mpce_registry_find(e, name);
 }
 
+size_t mpce_knobs_format_changed(const struct mpce_slot *s, const uint32_t *values, char *buf,
+                                 size_t len)
+{
+    size_t used = 0, n = 0;
+    buf[0] = '\0';
+    for (unsigned k = 0; k < s->n_knobs && used < len; k++)
+        if (values[k] != s->knobs[k]->default_value) {
+            used += (size_t)snprintf(buf + used, len - used, "%s%s=%u", used ? ":" : "",
+                                     s->knobs[k]->name, (unsigned)values[k]);
+            n++;
+        }
+    return n;
+}
+
 mpce_status mpce_registry_find_spec(mpce_engine *e, const char *spec, const char *what,
                                     struct mpce_slot **slot, uint32_t values[MPCE_KNOB_MAX],
                                     int *has_knobs)

@@ -47,6 +47,10 @@ mpce_status mpce_knobs_values(const struct mpce_slot *s, const char *list, const
 /* "chunk=128:prefetch=8" for values (every knob), "" if s has none. */
 void mpce_knobs_format(const struct mpce_slot *s, const uint32_t *values, char *buf,
                        size_t len);
+/* The same for the knobs whose value is not the default ("" if none): what
+ * a tune pins. Returns how many there are. */
+size_t mpce_knobs_format_changed(const struct mpce_slot *s, const uint32_t *values, char *buf,
+                                 size_t len);
 /* What s declares, for messages and listings: "chunk (64 128 [256] 512),
  * prefetch (...)", the default in brackets; "none" if nothing. */
 void mpce_knobs_describe(const struct mpce_slot *s, char *buf, size_t len);

@@ -12,8 +12,6 @@
 
 #include "tools/probe/probe.h"
 
-#define MIN_GAIN 0.01
-
 static int is_ok(const struct mpce_pins_cand *c)
 {
     return strcmp(c->status, "ok") == 0;
@@ -68,7 +66,7 @@ void probe_gate(struct mpce_pins_row *row, const char *const *order, size_t n_or
                  next->impl, 100.0 * (next->median / def->median - 1.0));
     } else {
         const double gain = 1.0 - fast->median / def->median;
-        if (gain > spread && gain >= MIN_GAIN) {
+        if (gain > spread && gain >= PROBE_MIN_GAIN) {
             win = fast;
             snprintf(verdict, len, "%s beats default %s by %.1f %% (more than the default's "
                      "spread %.1f %% and 1 %%)", fast->impl, def->impl, 100.0 * gain,

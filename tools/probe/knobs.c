@@ -28,7 +28,6 @@
 #include "tools/probe/probe.h"
 
 #define MAX_COMBOS 24
-#define MIN_GAIN 0.01
 
 struct combo {
     uint32_t v[MPCE_KNOB_MAX];
@@ -125,21 +124,6 @@ static void tuned_names(const struct mpce_slot *s, enum mpce_op_id op, char *buf
                                      s->knobs[k]->name);
 }
 
-/* The knobs of v that differ from the defaults ("prefetch=0"), "" if none:
- * what a pick pins, and how verdicts name a combination. */
-static size_t diff_list(const struct mpce_slot *s, const uint32_t *v, char *buf, size_t len)
-{
-    size_t used = 0, n = 0;
-    buf[0] = '\0';
-    for (unsigned k = 0; k < s->n_knobs && used < len; k++)
-        if (v[k] != s->knobs[k]->default_value) {
-            used += (size_t)snprintf(buf + used, len - used, "%s%s=%u", used ? ":" : "",
-                                     s->knobs[k]->name, (unsigned)v[k]);
-            n++;
-        }
-    return n;
-}
-
 /* One round: every combination checked against the defaults' output (the
  * first), then all timed interleaved. 0, or -1 with a knobs line printed
  * (not measured, or kwrong). c[0..n) hold their results either way. */
@@ -228,11 +212,6 @@ static void release_round(struct mpce_bench_cand *c, size_t made,
     *fx = NULL;
 }
 
-static double spread_of(const struct mpce_bench_cand *c)
-{
-    return c->median > 0 ? (c->max - c->min) / c->median : 0;
-}
-
 static double gap_of(double a, double b)
 {
     double mean = (a + b) / 2;
@@ -297,7 +276,7 @@ static void decide(const struct mpce_slot *s, const struct probe_opts *o,
                                 "%s could be timed", names);
     } else if (names[0]) {
         const double gain1 = 1.0 - c1[best].median / c1[0].median;
-        diff_list(s, sw->c[best].v, best_list, sizeof(best_list));
+        mpce_knobs_format_changed(s, sw->c[best].v, best_list, sizeof(best_list));
         used = (size_t)snprintf(verdict, sizeof(verdict), "%zu combinations of %s%s on %s; "
                                 "best %s, %.1f %% faster than the defaults", ntuned + 1, names,
                                 sw->joint         ? " jointly"
@@ -312,8 +291,8 @@ static void decide(const struct mpce_slot *s, const struct probe_opts *o,
         memset(c2, 0, sizeof(c2));
         cb[n2++] = sw->c[0];
         cb[n2++] = sw->c[best];
-        for (unsigned k = 0; k < s->n_knobs && diff_list(s, sw->c[best].v, best_list,
-                                                         sizeof(best_list)) > 1; k++) {
+        for (unsigned k = 0; k < s->n_knobs && mpce_knobs_format_changed(s, sw->c[best].v, best_list,
+                                                                         sizeof(best_list)) > 1; k++) {
             if (sw->c[best].v[k] == sw->c[0].v[k])
                 continue;
             cb[n2] = sw->c[best];
@@ -321,10 +300,10 @@ static void decide(const struct mpce_slot *s, const struct probe_opts *o,
             mpce_knobs_format(s, cb[n2].v, cb[n2].list, sizeof(cb[n2].list));
             n2++;
         }
-        if (gain1 < MIN_GAIN || gain1 <= spread_of(&c1[0])) {
+        if (gain1 < PROBE_MIN_GAIN || gain1 <= probe_spread(&c1[0])) {
             used += (size_t)snprintf(verdict + used, sizeof(verdict) - used,
                                      ": within the defaults' spread (%.1f %%) or below 1 %%; "
-                                     "defaults kept", 100.0 * spread_of(&c1[0]));
+                                     "defaults kept", 100.0 * probe_spread(&c1[0]));
         } else if (run_round(s, o, row, shape, cb, n2, c2, &made, &f2, "kconf") != 0) {
             release_round(c2, made, &f2);
             return; /* the knobs line is printed */
@@ -344,18 +323,18 @@ static void decide(const struct mpce_slot *s, const struct probe_opts *o,
                         gap = gap_of(c1[j].median, c2[i].median);
                         break;
                     }
-                double noise = spread_of(&c2[0]);
-                noise = spread_of(&c2[i]) > noise ? spread_of(&c2[i]) : noise;
+                double noise = probe_spread(&c2[0]);
+                noise = probe_spread(&c2[i]) > noise ? probe_spread(&c2[i]) : noise;
                 noise = def_gap > noise ? def_gap : noise;
                 noise = gap > noise ? gap : noise;
                 const double gain = 1.0 - c2[i].median / c2[0].median;
                 char tmp[160];
-                size_t changes = diff_list(s, cb[i].v, tmp, sizeof(tmp));
+                size_t changes = mpce_knobs_format_changed(s, cb[i].v, tmp, sizeof(tmp));
                 if (i == 1) {
                     noise_best = noise;
                     gain_best = gain;
                 }
-                if (gain > noise && gain >= MIN_GAIN &&
+                if (gain > noise && gain >= PROBE_MIN_GAIN &&
                     (changes < fewest || (changes == fewest && gain > chosen_gain))) {
                     chosen = i;
                     fewest = changes;
@@ -364,7 +343,7 @@ static void decide(const struct mpce_slot *s, const struct probe_opts *o,
                 }
             }
             if (chosen != 0) {
-                diff_list(s, cb[chosen].v, pick, sizeof(pick));
+                mpce_knobs_format_changed(s, cb[chosen].v, pick, sizeof(pick));
                 used += (size_t)snprintf(verdict + used, sizeof(verdict) - used,
                                          "; again with new buffers, %s is %.1f %% faster "
                                          "(noise %.1f %%): pinned%s", pick, 100.0 * chosen_gain,

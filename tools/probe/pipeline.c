@@ -35,7 +35,6 @@
 #define PIPE_BITS 18u
 #define PIPE_LOGK 19u
 #define PIPE_MAX_SIDE 4
-#define MIN_GAIN 0.01
 
 struct side {
     char specs[PIPE_MAX_SIDE][200];
@@ -112,13 +111,9 @@ static void pick_of(mpce_engine *e, const char *spec, char *buf, size_t len)
     struct mpce_slot *s;
     uint32_t v[MPCE_KNOB_MAX];
     int has;
-    size_t used = 0;
     buf[0] = '\0';
     if (mpce_registry_find_spec(e, spec, "", &s, v, &has) == MPCE_OK)
-        for (unsigned k = 0; k < s->n_knobs && used < len; k++)
-            if (v[k] != s->knobs[k]->default_value)
-                used += (size_t)snprintf(buf + used, len - used, "%s%s=%u", used ? ":" : "",
-                                         s->knobs[k]->name, (unsigned)v[k]);
+        mpce_knobs_format_changed(s, v, buf, len);
     if (!buf[0])
         snprintf(buf, len, "-");
 }
@@ -225,11 +220,6 @@ static void free_pairs(struct mpce_bench_cand *c, size_t n)
     }
 }
 
-static double spread_of(const struct mpce_bench_cand *c)
-{
-    return c->median > 0 ? (c->max - c->min) / c->median : 0;
-}
-
 /* The best challenger of c[0] by the gate's rule, or 0. */
 static size_t challenger(const struct mpce_bench_cand *c, size_t n, double *gain)
 {
@@ -239,8 +229,8 @@ static size_t challenger(const struct mpce_bench_cand *c, size_t n, double *gain
         if (c[i].failed || c[0].failed)
             continue;
         double g = 1.0 - c[i].median / c[0].median;
-        double noise = spread_of(&c[0]) > spread_of(&c[i]) ? spread_of(&c[0]) : spread_of(&c[i]);
-        if (g > noise && g >= MIN_GAIN && g > *gain) {
+        double noise = probe_spread(&c[0]) > probe_spread(&c[i]) ? probe_spread(&c[0]) : probe_spread(&c[i]);
+        if (g > noise && g >= PROBE_MIN_GAIN && g > *gain) {
             best = i;
             *gain = g;
         }
@@ -299,8 +289,8 @@ static void pipeline(mpce_engine *e, const struct probe_opts *o, const struct si
                      "kept: the fastest other pair, %s, is %.1f %% faster, within the noise "
                      "(%.1f %%) or below 1 %%", c[fast].name,
                      100.0 * (1.0 - c[fast].median / c[0].median),
-                     100.0 * (spread_of(&c[0]) > spread_of(&c[fast]) ? spread_of(&c[0])
-                                                                       : spread_of(&c[fast])));
+                     100.0 * (probe_spread(&c[0]) > probe_spread(&c[fast]) ? probe_spread(&c[0])
+                                                                       : probe_spread(&c[fast])));
         goto say;
     }
     /* Again with new buffers: the incumbent and the challenger alone. */

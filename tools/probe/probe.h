@@ -32,6 +32,7 @@
 #include "engine/internal.h"
 #include "engine/selector/pins.h"
 #include "engine/selector/selector.h"
+#include "tools/bench/bench.h"
 
 struct probe_opts {
     const char *config;       /* mpce_options of the engine being tuned */
@@ -73,6 +74,16 @@ struct mpce_bench_timing;
 void probe_timing(const char *effort, struct mpce_bench_timing *t);
 
 /* ---- gate.c -------------------------------------------------------------------- */
+
+/* The gate's margin, wherever a change must beat an incumbent (gate.c,
+ * knobs.c, pipeline.c): more than the noise, and at least this. */
+#define PROBE_MIN_GAIN 0.01
+
+/* A candidate's spread: (max - min) / median over its rounds. */
+static inline double probe_spread(const struct mpce_bench_cand *c)
+{
+    return c->median > 0 ? (c->max - c->min) / c->median : 0;
+}
 
 /* Fill winner, runner_up and verdict of row from its cands; `order` is the
  * priority order (implementation names) "auto" follows without pins. */
