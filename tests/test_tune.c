@@ -425,15 +425,24 @@ static void test_knobs_measured_pinned_and_passed(void)
     teardown();
 }
 
+/* A measure tune of the PRG over the tune module `which` alone, which must
+ * end with that module, and only it, blacklisted; *p the pins written. */
+static void tune_blacklisting(const char *which, struct mpce_pins *p)
+{
+    char path[4200];
+    snprintf(path, sizeof(path), TUNE_DIR "/%s", which);
+    setup("off");
+    CU_ASSERT_FATAL(tune_effort("prg", path, "measure") == 0);
+    CU_ASSERT_FATAL(read_pins(p));
+    CU_ASSERT_FATAL(p->n_blacklist == 1);
+}
+
 /* A knob whose values change the output is a broken module: blacklisted
  * like one that answers wrongly, and the rows decided without it. */
 static void test_knob_changing_output_blacklisted(void)
 {
-    setup("off");
-    CU_ASSERT_FATAL(tune_effort("prg", TUNE_DIR "/knobwrong", "measure") == 0);
     struct mpce_pins p;
-    CU_ASSERT_FATAL(read_pins(&p));
-    CU_ASSERT_FATAL(p.n_blacklist == 1);
+    tune_blacklisting("knobwrong", &p);
     CU_ASSERT(strstr(p.blacklist[0].reason, "knob values flip=1 change the output of prg.") !=
               NULL);
     for (size_t i = 0; i < p.n_rows; i++)
@@ -503,11 +512,8 @@ static void test_pipeline_scores_tree_and_fold_together(void)
  * with the reason, the file still written, its rows measured again. */
 static void test_knob_value_crash_blacklisted(void)
 {
-    setup("off");
-    CU_ASSERT_FATAL(tune_effort("prg", TUNE_DIR "/knobcrash", "measure") == 0);
     struct mpce_pins p;
-    CU_ASSERT_FATAL(read_pins(&p));
-    CU_ASSERT_FATAL(p.n_blacklist == 1);
+    tune_blacklisting("knobcrash", &p);
     CU_ASSERT(strstr(p.blacklist[0].reason, "crashed (") != NULL);
     static const char *const large[] = {"prg.ecb.large", "prg.ctr.large", "prg.mmo.large"};
     int crashed = 0;
