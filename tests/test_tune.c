@@ -353,7 +353,7 @@ static int every_line_is(const char *path, const char *want)
     return lines > 0;
 }
 
-/* A winner's knobs: "wait" costs 0, 5 or 10 ms a call (default 10), so a
+/* A winner's knobs: "wait" costs 0, 5 or 10 ns a block (default 10), so a
  * measure tune pins wait=0 on the rows the module wins; "spin" is
  * informational (reported, its default kept). The engine then passes those
  * values on every "auto" call of those rows, as the module sees them. */
