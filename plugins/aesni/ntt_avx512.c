@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * NTT kernels for AVX-512F/DQ, 8 words per vector, any q < 2^61. AVX-512
- * has no 64x64->128 multiply, so the Shoup quotient hi64(w' * y) is summed
- * exactly from four 32x32 products; the low words come from vpmullq.
+ * has no 64x64->128 multiply, so the Shoup quotient hi64(w' * y) is
+ * estimated from three 32x32 products (see mul_lazy); the low words come
+ * from vpmullq, which Zen 4 runs at the rate of vpmuludq.
  */
 #include "config.h"
 
@@ -21,24 +22,24 @@ static inline struct tw tw_make(__m512i w, __m512i ws)
     return t;
 }
 
-/* floor(a * b / 2^64) exactly; ah = a >> 32. No partial sum overflows:
- * (2^32 - 1)^2 + 2 * (2^32 - 1) < 2^64. */
-static inline __m512i mulhi64(__m512i a, __m512i ah, __m512i b)
+/*
+ * Shoup's quotient from three 32x32 products: with s = w' and y < 2^63,
+ * Q = hi(s) hi(y) + (lo(s) hi(y) >> 32) + (hi(s) lo(y) >> 32) drops the
+ * product lo(s) lo(y) and the low halves of the middle ones, less than
+ * 3 * 2^64 in all, so it falls short of floor(s * y / 2^64) by at most 2,
+ * and of floor(w * y / q) by at most 3: w * y - Q * q is in [0, 4q),
+ * below 2^63, exact from the low 64-bit words, and one subtraction of 2q
+ * brings it into [0, 2q). No partial sum overflows: hi(y) < 2^31.
+ */
+static inline __m512i mul_lazy(__m512i y, struct tw t, __m512i q, __m512i q2)
 {
-    const __m512i lo32 = _mm512_set1_epi64(0xffffffff);
-    __m512i bh = _mm512_srli_epi64(b, 32);
-    __m512i ll = _mm512_mul_epu32(a, b), lh = _mm512_mul_epu32(a, bh);
-    __m512i hl = _mm512_mul_epu32(ah, b), hh = _mm512_mul_epu32(ah, bh);
-    __m512i mid = _mm512_add_epi64(hl, _mm512_srli_epi64(ll, 32));
-    __m512i mid2 = _mm512_add_epi64(lh, _mm512_and_si512(mid, lo32));
-    return _mm512_add_epi64(_mm512_add_epi64(hh, _mm512_srli_epi64(mid, 32)),
-                            _mm512_srli_epi64(mid2, 32));
-}
-
-static inline __m512i mul_lazy(__m512i y, struct tw t, __m512i q)
-{
-    __m512i quot = mulhi64(t.s, t.sh, y);
-    return _mm512_sub_epi64(_mm512_mullo_epi64(t.w, y), _mm512_mullo_epi64(quot, q));
+    __m512i yh = _mm512_srli_epi64(y, 32);
+    __m512i hh = _mm512_mul_epu32(t.sh, yh);
+    __m512i lh = _mm512_mul_epu32(t.s, yh), hl = _mm512_mul_epu32(t.sh, y);
+    __m512i quot = _mm512_add_epi64(_mm512_add_epi64(hh, _mm512_srli_epi64(lh, 32)),
+                                    _mm512_srli_epi64(hl, 32));
+    __m512i r = _mm512_sub_epi64(_mm512_mullo_epi64(t.w, y), _mm512_mullo_epi64(quot, q));
+    return _mm512_min_epu64(r, _mm512_sub_epi64(r, q2));
 }
 
 #include "plugins/aesni/ntt_kernels.h"

@@ -2,7 +2,7 @@
 /*
  * NTT kernels for AVX-512 IFMA, moduli q < 2^50 only: every lazy value is
  * below 4q < 2^52, so it is one 52-bit limb and a Shoup product needs three
- * 52-bit multiplies instead of AVX-512F's six.
+ * 52-bit multiplies instead of AVX-512F's five.
  *
  * Shoup with 52-bit companions: s = floor(w * 2^52 / q) (the 64-bit
  * companion shifted right by 12) and Q = floor(s * y / 2^52) satisfy
@@ -15,6 +15,7 @@
 
 #define AESNI_NTT_FN(name) aesni_ntt_ifma_##name
 
+/* A twiddle w and its 52-bit Shoup companion. */
 struct tw {
     __m512i w, s;
 };
@@ -25,12 +26,15 @@ static inline struct tw tw_make(__m512i w, __m512i ws)
     return t;
 }
 
-static inline __m512i mul_lazy(__m512i y, struct tw t, __m512i q)
+/* The low product of Q and 2^52 - q is -Q * q mod 2^52, so accumulating it
+ * onto the low word of w * y leaves w * y - Q * q in the low 52 bits. */
+static inline __m512i mul_lazy(__m512i y, struct tw t, __m512i q, __m512i q2)
 {
     const __m512i zero = _mm512_setzero_si512(), lo52 = _mm512_set1_epi64((1ll << 52) - 1);
+    (void)q2;
     __m512i quot = _mm512_madd52hi_epu64(zero, t.s, y);
-    __m512i r = _mm512_sub_epi64(_mm512_madd52lo_epu64(zero, t.w, y),
-                                 _mm512_madd52lo_epu64(zero, quot, q));
+    __m512i wy = _mm512_madd52lo_epu64(zero, t.w, y);
+    __m512i r = _mm512_madd52lo_epu64(wy, quot, _mm512_sub_epi64(_mm512_set1_epi64(1ll << 52), q));
     return _mm512_and_si512(r, lo52);
 }
 

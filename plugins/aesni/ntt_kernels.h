@@ -45,15 +45,30 @@ void aesni_ntt_ifma_mul(const struct mpce_harvey_tables *t, size_t n, const uint
  * The including file defines, before its one include of this header,
  * AESNI_NTT_FN(name) (the kernel's exported name), a twiddle type
  * `struct tw`, tw_make(w, w_shoup) building one from vectors of table
- * words, and mul_lazy(y, tw, q) = w * y mod q in [0, 2q) for y < 4q.
- * The stages are the scalar ones of ntt_harvey.h (same ranges,
- * so canonical outputs are identical): stages whose butterfly distance is
- * 8 or more stream over memory, and the last three forward stages (the
- * first three inverse ones), distances 4, 2, 1, run in registers on 16-word
- * chunks, reshuffled between stages by permutes that are their own inverse.
+ * words, and mul_lazy(y, tw, q, q2) = w * y mod q in [0, 2q) for y < 4q.
+ * The stages are the scalar ones of ntt_harvey.h (same butterflies, same
+ * lazy ranges, so canonical outputs are identical), grouped differently:
+ *
+ * - Stages whose butterfly distance is 16 or more stream over memory two at
+ *   a time (radix 4: four vectors loaded, four butterflies, four stored),
+ *   which halves the loads and stores and gives four independent
+ *   multiplications per step; an odd stage out runs alone first.
+ * - The four stages of distance 8, 4, 2, 1 run in registers, on up to eight
+ *   16-word chunks side by side: distance 8 between whole vectors, the
+ *   other three after a zip (forward) or unzip (inverse) of the chunk's two
+ *   vectors per stage.
+ * - Rows larger than AESNI_NTT_BLOCK words go depth first: once the
+ *   butterflies of a pass stay inside a block, every later stage of that
+ *   block runs before the next block, so they find it in L1 and L2.
  */
 #ifdef AESNI_NTT_FN
 #include <immintrin.h>
+
+/* Words that the later stages work on together (16 KiB, half of L1d: the
+ * rest holds the twiddles those stages stream). */
+#define AESNI_NTT_BLOCK 2048u
+
+#define UNROLL _Pragma("GCC unroll 8")
 
 static inline __m512i csub(__m512i x, __m512i m)
 {
@@ -66,30 +81,19 @@ static inline struct tw tw_bcast(uint64_t w, uint64_t ws)
     return tw_make(_mm512_set1_epi64((long long)w), _mm512_set1_epi64((long long)ws));
 }
 
-static inline __m512i load2(const uint64_t *p)
-{
-    return _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)p));
-}
-
-static inline __m512i load4(const uint64_t *p)
-{
-    return _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)p));
-}
-
-/* Twiddles of the distance-4 (2 words, each 4 times), distance-2 (4 words,
- * each twice) and distance-1 (8 words) stages of one chunk. */
+/* Twiddles of the distance-4 (2 words alternating), distance-2 (4 words,
+ * twice) and distance-1 (8 words) stages of one 16-word chunk in the
+ * layouts below: broadcast loads, no permutes. */
 static inline struct tw tw_rep4(const uint64_t *w, const uint64_t *ws)
 {
-    const __m512i idx = _mm512_setr_epi64(0, 0, 0, 0, 1, 1, 1, 1);
-    return tw_make(_mm512_permutexvar_epi64(idx, load2(w)),
-                   _mm512_permutexvar_epi64(idx, load2(ws)));
+    return tw_make(_mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)w)),
+                   _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)ws)));
 }
 
 static inline struct tw tw_rep2(const uint64_t *w, const uint64_t *ws)
 {
-    const __m512i idx = _mm512_setr_epi64(0, 0, 1, 1, 2, 2, 3, 3);
-    return tw_make(_mm512_permutexvar_epi64(idx, load4(w)),
-                   _mm512_permutexvar_epi64(idx, load4(ws)));
+    return tw_make(_mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)w)),
+                   _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)ws)));
 }
 
 static inline struct tw tw_seq(const uint64_t *w, const uint64_t *ws)
@@ -101,7 +105,7 @@ static inline struct tw tw_seq(const uint64_t *w, const uint64_t *ws)
 static inline void ct_bfly(__m512i *x, __m512i *y, struct tw t, __m512i q, __m512i q2)
 {
     __m512i u = csub(*x, q2);
-    __m512i v = mul_lazy(*y, t, q);
+    __m512i v = mul_lazy(*y, t, q, q2);
     *x = _mm512_add_epi64(u, v);
     *y = _mm512_add_epi64(_mm512_sub_epi64(u, v), q2);
 }
@@ -111,73 +115,375 @@ static inline void gs_bfly(__m512i *x, __m512i *y, struct tw t, __m512i q, __m51
 {
     __m512i u = *x, v = *y;
     *x = csub(_mm512_add_epi64(u, v), q2);
-    *y = mul_lazy(_mm512_add_epi64(_mm512_sub_epi64(u, v), q2), t, q);
+    *y = mul_lazy(_mm512_add_epi64(_mm512_sub_epi64(u, v), q2), t, q, q2);
 }
 
-/* Chunk layouts, as word indices 0..15 of the chunk held in (x, y):
- * d4 x = 0-3,8-11 y = 4-7,12-15; d2 x = 0,1,4,5,8,9,12,13 y = the rest;
- * d1 x = evens y = odds. Each pair of index vectors maps one layout to the
- * next one and back. */
-static inline void perm2(__m512i *x, __m512i *y, __m512i ix, __m512i iy)
+/*
+ * Chunk layouts, as word indices 0..15 of the 16-word chunk held in (x, y):
+ * d4 x = 0,8,1,9,2,10,3,11 (y: each + 4), d2 x = 0,4,8,12,1,5,9,13
+ * (y: + 2), d1 x = evens (y: odds). Each lane's twiddle is then word / 8,
+ * word / 4 or word / 2 in a broadcast pattern, and every step natural ->
+ * d4 -> d2 -> d1 -> natural is the same zip of (x, y); the inverse steps
+ * are all the matching unzip into evens and odds.
+ */
+static inline void zip(__m512i *x, __m512i *y)
 {
-    __m512i a = _mm512_permutex2var_epi64(*x, ix, *y);
-    *y = _mm512_permutex2var_epi64(*x, iy, *y);
+    __m512i a = _mm512_permutex2var_epi64(*x, _mm512_setr_epi64(0, 8, 1, 9, 2, 10, 3, 11), *y);
+    *y = _mm512_permutex2var_epi64(*x, _mm512_setr_epi64(4, 12, 5, 13, 6, 14, 7, 15), *y);
     *x = a;
 }
 
-#define D4_D2_X _mm512_setr_epi64(0, 1, 8, 9, 4, 5, 12, 13)
-#define D4_D2_Y _mm512_setr_epi64(2, 3, 10, 11, 6, 7, 14, 15)
-#define D2_D1_X _mm512_setr_epi64(0, 8, 2, 10, 4, 12, 6, 14)
-#define D2_D1_Y _mm512_setr_epi64(1, 9, 3, 11, 5, 13, 7, 15)
-#define EVENS _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14)
-#define ODDS _mm512_setr_epi64(1, 3, 5, 7, 9, 11, 13, 15)
+static inline void unzip(__m512i *x, __m512i *y)
+{
+    __m512i a = _mm512_permutex2var_epi64(*x, _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14), *y);
+    *y = _mm512_permutex2var_epi64(*x, _mm512_setr_epi64(1, 3, 5, 7, 9, 11, 13, 15), *y);
+    *x = a;
+}
 
-static void fwd_memory_stages(const struct mpce_harvey_tables *t, size_t n, const uint64_t *in,
-                              uint64_t *out)
+/* ---- forward ------------------------------------------------------------- */
+
+/* Stage m (butterfly distance n / 2m) on blocks [ib, ie). */
+static void fwd_radix2(const struct mpce_harvey_tables *t, size_t n, size_t m, size_t ib,
+                       size_t ie, const uint64_t *src, uint64_t *dst)
 {
     const __m512i q = _mm512_set1_epi64((long long)t->q), q2 = _mm512_add_epi64(q, q);
-    const uint64_t *src = in;
-    for (size_t m = 1; 2 * m * 8 <= n; m <<= 1) {
-        const size_t gap = n / (2 * m);
-        for (size_t i = 0; i < m; i++) {
-            const struct tw w = tw_bcast(t->w[m + i], t->w_shoup[m + i]);
-            const uint64_t *sx = src + 2 * i * gap, *sy = sx + gap;
-            uint64_t *dx = out + 2 * i * gap, *dy = dx + gap;
-            for (size_t j = 0; j < gap; j += 8) {
-                __m512i x = _mm512_loadu_si512(sx + j), y = _mm512_loadu_si512(sy + j);
-                ct_bfly(&x, &y, w, q, q2);
-                _mm512_storeu_si512(dx + j, x);
-                _mm512_storeu_si512(dy + j, y);
-            }
+    const size_t gap = n / (2 * m);
+    for (size_t i = ib; i < ie; i++) {
+        const struct tw w = tw_bcast(t->w[m + i], t->w_shoup[m + i]);
+        const uint64_t *sx = src + 2 * i * gap, *sy = sx + gap;
+        uint64_t *dx = dst + 2 * i * gap, *dy = dx + gap;
+        for (size_t j = 0; j < gap; j += 8) {
+            __m512i x = _mm512_loadu_si512(sx + j), y = _mm512_loadu_si512(sy + j);
+            ct_bfly(&x, &y, w, q, q2);
+            _mm512_storeu_si512(dx + j, x);
+            _mm512_storeu_si512(dy + j, y);
         }
-        src = out;
     }
+}
+
+/* Stages m and 2m on the blocks [ib, ie) of stage m; distance n / 4m >= 8. */
+static void fwd_radix4(const struct mpce_harvey_tables *t, size_t n, size_t m, size_t ib,
+                       size_t ie, const uint64_t *src, uint64_t *dst)
+{
+    const __m512i q = _mm512_set1_epi64((long long)t->q), q2 = _mm512_add_epi64(q, q);
+    const size_t h = n / (4 * m);
+    for (size_t i = ib; i < ie; i++) {
+        const struct tw w1 = tw_bcast(t->w[m + i], t->w_shoup[m + i]);
+        const struct tw w2 = tw_bcast(t->w[2 * m + 2 * i], t->w_shoup[2 * m + 2 * i]);
+        const struct tw w3 = tw_bcast(t->w[2 * m + 2 * i + 1], t->w_shoup[2 * m + 2 * i + 1]);
+        const uint64_t *s = src + 4 * i * h;
+        uint64_t *d = dst + 4 * i * h;
+        /* Two steps at a time (h >= 16): four independent butterflies. */
+        for (size_t j = 0; j < h; j += 16) {
+            __m512i x[4][2];
+            UNROLL for (unsigned k = 0; k < 4; k++)
+                UNROLL for (unsigned u = 0; u < 2; u++)
+                    x[k][u] = _mm512_loadu_si512(s + k * h + j + 8 * u);
+            UNROLL for (unsigned u = 0; u < 2; u++) {
+                ct_bfly(&x[0][u], &x[2][u], w1, q, q2);
+                ct_bfly(&x[1][u], &x[3][u], w1, q, q2);
+            }
+            UNROLL for (unsigned u = 0; u < 2; u++) {
+                ct_bfly(&x[0][u], &x[1][u], w2, q, q2);
+                ct_bfly(&x[2][u], &x[3][u], w3, q, q2);
+            }
+            UNROLL for (unsigned k = 0; k < 4; k++)
+                UNROLL for (unsigned u = 0; u < 2; u++)
+                    _mm512_storeu_si512(d + k * h + j + 8 * u, x[k][u]);
+        }
+    }
+}
+
+/*
+ * The distance-4, 2, 1 stages of the K 16-word chunks c0 .. c0 + K - 1 held
+ * in (a[k], b[k]), then the final reduction to [0, q); returns them in
+ * natural order. The chunks go through each stage together: one chunk's
+ * stages form a chain of dependent multiplications, too long for the
+ * out-of-order window to overlap with the next chunk's.
+ */
+static inline __attribute__((always_inline)) void
+fwd_chunks16(const struct mpce_harvey_tables *t, size_t n, size_t c0, __m512i *a, __m512i *b,
+             const unsigned K, __m512i q, __m512i q2)
+{
+    const uint64_t *w4 = t->w + n / 8, *w4s = t->w_shoup + n / 8;
+    const uint64_t *w2 = t->w + n / 4, *w2s = t->w_shoup + n / 4;
+    const uint64_t *w1 = t->w + n / 2, *w1s = t->w_shoup + n / 2;
+    __m512i *x = a, *y = b;
+    UNROLL for (unsigned k = 0; k < K; k++) {
+        const size_t c = c0 + k;
+        zip(&x[k], &y[k]);
+        ct_bfly(&x[k], &y[k], tw_rep4(w4 + 2 * c, w4s + 2 * c), q, q2);
+    }
+    UNROLL for (unsigned k = 0; k < K; k++) {
+        const size_t c = c0 + k;
+        zip(&x[k], &y[k]);
+        ct_bfly(&x[k], &y[k], tw_rep2(w2 + 4 * c, w2s + 4 * c), q, q2);
+    }
+    UNROLL for (unsigned k = 0; k < K; k++) {
+        const size_t c = c0 + k;
+        zip(&x[k], &y[k]);
+        ct_bfly(&x[k], &y[k], tw_seq(w1 + 8 * c, w1s + 8 * c), q, q2);
+    }
+    UNROLL for (unsigned k = 0; k < K; k++) {
+        x[k] = csub(csub(x[k], q2), q);
+        y[k] = csub(csub(y[k], q2), q);
+        zip(&x[k], &y[k]);
+    }
+}
+
+/* The last four stages (distances 8, 4, 2, 1) on 16K-word groups from
+ * word wb on, K = 2, 4 or 8. */
+static inline __attribute__((always_inline)) void
+fwd_tail_k(const struct mpce_harvey_tables *t, size_t n, size_t wb, size_t we,
+           const uint64_t *src, uint64_t *dst, const unsigned K)
+{
+    const __m512i q = _mm512_set1_epi64((long long)t->q), q2 = _mm512_add_epi64(q, q);
+    const uint64_t *w8 = t->w + n / 16, *w8s = t->w_shoup + n / 16;
+    for (size_t o = wb; o < we; o += 16 * K) {
+        __m512i a[8], b[8];
+        UNROLL for (unsigned k = 0; k < K; k++) {
+            a[k] = _mm512_loadu_si512(src + o + 16 * k);
+            b[k] = _mm512_loadu_si512(src + o + 16 * k + 8);
+        }
+        UNROLL for (unsigned k = 0; k < K; k++) {
+            const size_t c = o / 16 + k;
+            ct_bfly(&a[k], &b[k], tw_bcast(w8[c], w8s[c]), q, q2);
+        }
+        fwd_chunks16(t, n, o / 16, a, b, K, q, q2);
+        UNROLL for (unsigned k = 0; k < K; k++) {
+            _mm512_storeu_si512(dst + o + 16 * k, a[k]);
+            _mm512_storeu_si512(dst + o + 16 * k + 8, b[k]);
+        }
+    }
+}
+
+/* Words [wb, we) through the last four stages: a multiple of 64 words, or
+ * the 32 of a 32-word row. */
+static void fwd_tail(const struct mpce_harvey_tables *t, size_t n, size_t wb, size_t we,
+                     const uint64_t *src, uint64_t *dst)
+{
+    if ((we - wb) % 128 == 0)
+        fwd_tail_k(t, n, wb, we, src, dst, 8);
+    else if (we - wb == 64)
+        fwd_tail_k(t, n, wb, we, src, dst, 4);
+    else
+        fwd_tail_k(t, n, wb, we, src, dst, 2);
+}
+
+/* The memory stages m, 4m, ... (distance >= 16, an even number of them)
+ * on the stage-m blocks [ib, ie), then their tail. */
+static void fwd_part(const struct mpce_harvey_tables *t, size_t n, size_t m, size_t ib,
+                     size_t ie, const uint64_t *src, uint64_t *dst)
+{
+    for (; 32 * m <= n; m <<= 2) {
+        fwd_radix4(t, n, m, ib, ie, src, dst);
+        ib *= 4, ie *= 4, src = dst;
+    }
+    /* Block i of stage m is words [i * n / m, (i + 1) * n / m). */
+    fwd_tail(t, n, ib * (n / m), ie * (n / m), src, dst);
 }
 
 void AESNI_NTT_FN(forward)(const struct mpce_harvey_tables *t, size_t n, const uint64_t *in,
                            uint64_t *out)
 {
     const __m512i q = _mm512_set1_epi64((long long)t->q), q2 = _mm512_add_epi64(q, q);
-    fwd_memory_stages(t, n, in, out);
-    const uint64_t *w4 = t->w + n / 8, *w4s = t->w_shoup + n / 8;
-    const uint64_t *w2 = t->w + n / 4, *w2s = t->w_shoup + n / 4;
-    const uint64_t *w1 = t->w + n / 2, *w1s = t->w_shoup + n / 2;
-    for (size_t c = 0; c < n / 16; c++) {
-        uint64_t *p = out + 16 * c;
-        __m512i a = _mm512_loadu_si512(p), b = _mm512_loadu_si512(p + 8);
-        __m512i x = _mm512_shuffle_i64x2(a, b, 0x44), y = _mm512_shuffle_i64x2(a, b, 0xee);
-        ct_bfly(&x, &y, tw_rep4(w4 + 2 * c, w4s + 2 * c), q, q2);
-        perm2(&x, &y, D4_D2_X, D4_D2_Y);
-        ct_bfly(&x, &y, tw_rep2(w2 + 4 * c, w2s + 4 * c), q, q2);
-        perm2(&x, &y, D2_D1_X, D2_D1_Y);
-        ct_bfly(&x, &y, tw_seq(w1 + 8 * c, w1s + 8 * c), q, q2);
-        x = csub(csub(x, q2), q);
-        y = csub(csub(y, q2), q);
-        /* Interleave evens and odds back into natural chunk order. */
-        a = _mm512_permutex2var_epi64(x, _mm512_setr_epi64(0, 8, 1, 9, 2, 10, 3, 11), y);
-        b = _mm512_permutex2var_epi64(x, _mm512_setr_epi64(4, 12, 5, 13, 6, 14, 7, 15), y);
-        _mm512_storeu_si512(p, a);
-        _mm512_storeu_si512(p + 8, b);
+    if (n < 32) {
+        /* n = 16: the distance-8 stage, then the 16-word chunk. */
+        __m512i a = _mm512_loadu_si512(in), b = _mm512_loadu_si512(in + 8);
+        ct_bfly(&a, &b, tw_bcast(t->w[1], t->w_shoup[1]), q, q2);
+        fwd_chunks16(t, n, 0, &a, &b, 1, q, q2);
+        _mm512_storeu_si512(out, a);
+        _mm512_storeu_si512(out + 8, b);
+        return;
+    }
+    const uint64_t *src = in;
+    size_t m = 1;
+    unsigned stages = 0;
+    for (size_t k = n; k > 16; k >>= 1)
+        stages++;
+    if (stages & 1) {
+        fwd_radix2(t, n, 1, 0, 1, src, out);
+        src = out, m = 2;
+    }
+    while (n / m > AESNI_NTT_BLOCK && 32 * m <= n) {
+        fwd_radix4(t, n, m, 0, m, src, out);
+        src = out, m <<= 2;
+    }
+    /* Each stage-m block (n / m words, 32 at least per call) fits now:
+     * finish it before the next. */
+    const size_t per = n / m >= 32 ? 1 : 32 * m / n;
+    for (size_t i = 0; i < m; i += per)
+        fwd_part(t, n, m, i, i + per, src, out);
+}
+
+/* ---- inverse ------------------------------------------------------------- */
+
+/* The distance-1, 2, 4 stages of the K 16-word chunks c0 .. c0 + K - 1 held
+ * in (a[k], b[k]) in natural order, returned in natural order; the chunks
+ * go through each stage together, as in fwd_chunks16. */
+static inline __attribute__((always_inline)) void
+inv_chunks16(const struct mpce_harvey_tables *t, size_t n, size_t c0, __m512i *a, __m512i *b,
+             const unsigned K, __m512i q, __m512i q2)
+{
+    const uint64_t *w1 = t->iw + n / 2, *w1s = t->iw_shoup + n / 2;
+    const uint64_t *w2 = t->iw + n / 4, *w2s = t->iw_shoup + n / 4;
+    const uint64_t *w4 = t->iw + n / 8, *w4s = t->iw_shoup + n / 8;
+    __m512i *x = a, *y = b;
+    UNROLL for (unsigned k = 0; k < K; k++) {
+        const size_t c = c0 + k;
+        unzip(&x[k], &y[k]);
+        gs_bfly(&x[k], &y[k], tw_seq(w1 + 8 * c, w1s + 8 * c), q, q2);
+    }
+    UNROLL for (unsigned k = 0; k < K; k++) {
+        const size_t c = c0 + k;
+        unzip(&x[k], &y[k]);
+        gs_bfly(&x[k], &y[k], tw_rep2(w2 + 4 * c, w2s + 4 * c), q, q2);
+    }
+    UNROLL for (unsigned k = 0; k < K; k++) {
+        const size_t c = c0 + k;
+        unzip(&x[k], &y[k]);
+        gs_bfly(&x[k], &y[k], tw_rep4(w4 + 2 * c, w4s + 2 * c), q, q2);
+    }
+    UNROLL for (unsigned k = 0; k < K; k++)
+        unzip(&x[k], &y[k]);
+}
+
+/* The first four stages (distances 1, 2, 4, 8) on 16K-word groups from
+ * word wb on, K = 2, 4 or 8. */
+static inline __attribute__((always_inline)) void
+inv_head_k(const struct mpce_harvey_tables *t, size_t n, size_t wb, size_t we,
+           const uint64_t *src, uint64_t *dst, const unsigned K)
+{
+    const __m512i q = _mm512_set1_epi64((long long)t->q), q2 = _mm512_add_epi64(q, q);
+    const uint64_t *w8 = t->iw + n / 16, *w8s = t->iw_shoup + n / 16;
+    for (size_t o = wb; o < we; o += 16 * K) {
+        __m512i a[8], b[8];
+        UNROLL for (unsigned k = 0; k < K; k++) {
+            a[k] = _mm512_loadu_si512(src + o + 16 * k);
+            b[k] = _mm512_loadu_si512(src + o + 16 * k + 8);
+        }
+        inv_chunks16(t, n, o / 16, a, b, K, q, q2);
+        UNROLL for (unsigned k = 0; k < K; k++) {
+            const size_t c = o / 16 + k;
+            gs_bfly(&a[k], &b[k], tw_bcast(w8[c], w8s[c]), q, q2);
+            _mm512_storeu_si512(dst + o + 16 * k, a[k]);
+            _mm512_storeu_si512(dst + o + 16 * k + 8, b[k]);
+        }
+    }
+}
+
+/* Words [wb, we) through the first four stages: a multiple of 64 words, or
+ * the 32 of a 32-word row. */
+static void inv_head(const struct mpce_harvey_tables *t, size_t n, size_t wb, size_t we,
+                     const uint64_t *src, uint64_t *dst)
+{
+    if ((we - wb) % 128 == 0)
+        inv_head_k(t, n, wb, we, src, dst, 8);
+    else if (we - wb == 64)
+        inv_head_k(t, n, wb, we, src, dst, 4);
+    else
+        inv_head_k(t, n, wb, we, src, dst, 2);
+}
+
+/* The stage of distance g (>= 8) on its blocks [ib, ie), in place. */
+static void inv_radix2(const struct mpce_harvey_tables *t, size_t n, size_t g, size_t ib,
+                       size_t ie, uint64_t *a)
+{
+    const __m512i q = _mm512_set1_epi64((long long)t->q), q2 = _mm512_add_epi64(q, q);
+    const size_t h = n / (2 * g);
+    for (size_t i = ib; i < ie; i++) {
+        const struct tw w = tw_bcast(t->iw[h + i], t->iw_shoup[h + i]);
+        uint64_t *px = a + 2 * i * g, *py = px + g;
+        for (size_t j = 0; j < g; j += 8) {
+            __m512i x = _mm512_loadu_si512(px + j), y = _mm512_loadu_si512(py + j);
+            gs_bfly(&x, &y, w, q, q2);
+            _mm512_storeu_si512(px + j, x);
+            _mm512_storeu_si512(py + j, y);
+        }
+    }
+}
+
+/* The stages of distance g and 2g on the blocks [ib, ie) of 4g words. */
+static void inv_radix4(const struct mpce_harvey_tables *t, size_t n, size_t g, size_t ib,
+                       size_t ie, uint64_t *a)
+{
+    const __m512i q = _mm512_set1_epi64((long long)t->q), q2 = _mm512_add_epi64(q, q);
+    const size_t h = n / (2 * g);
+    for (size_t i = ib; i < ie; i++) {
+        const struct tw w0 = tw_bcast(t->iw[h + 2 * i], t->iw_shoup[h + 2 * i]);
+        const struct tw w1 = tw_bcast(t->iw[h + 2 * i + 1], t->iw_shoup[h + 2 * i + 1]);
+        const struct tw w2 = tw_bcast(t->iw[h / 2 + i], t->iw_shoup[h / 2 + i]);
+        uint64_t *p = a + 4 * i * g;
+        /* Two steps at a time (g >= 16): four independent butterflies. */
+        for (size_t j = 0; j < g; j += 16) {
+            __m512i x[4][2];
+            UNROLL for (unsigned k = 0; k < 4; k++)
+                UNROLL for (unsigned u = 0; u < 2; u++)
+                    x[k][u] = _mm512_loadu_si512(p + k * g + j + 8 * u);
+            UNROLL for (unsigned u = 0; u < 2; u++) {
+                gs_bfly(&x[0][u], &x[1][u], w0, q, q2);
+                gs_bfly(&x[2][u], &x[3][u], w1, q, q2);
+            }
+            UNROLL for (unsigned u = 0; u < 2; u++) {
+                gs_bfly(&x[0][u], &x[2][u], w2, q, q2);
+                gs_bfly(&x[1][u], &x[3][u], w2, q, q2);
+            }
+            UNROLL for (unsigned k = 0; k < 4; k++)
+                UNROLL for (unsigned u = 0; u < 2; u++)
+                    _mm512_storeu_si512(p + k * g + j + 8 * u, x[k][u]);
+        }
+    }
+}
+
+/* The last stage's butterfly, n^-1 folded into both outputs: canonical. */
+static inline void inv_last_bfly(__m512i *x, __m512i *y, struct tw wn, struct tw wl, __m512i q,
+                                 __m512i q2)
+{
+    __m512i u = *x, v = *y;
+    *x = csub(mul_lazy(_mm512_add_epi64(u, v), wn, q, q2), q);
+    *y = csub(mul_lazy(_mm512_add_epi64(_mm512_sub_epi64(u, v), q2), wl, q, q2), q);
+}
+
+/* The last stage alone (distance n / 2). */
+static void inv_last2(const struct mpce_harvey_tables *t, size_t n, uint64_t *a)
+{
+    const __m512i q = _mm512_set1_epi64((long long)t->q), q2 = _mm512_add_epi64(q, q);
+    const struct tw wn = tw_bcast(t->ninv, t->ninv_shoup);
+    const struct tw wl = tw_bcast(t->last_w, t->last_w_shoup);
+    uint64_t *px = a, *py = a + n / 2;
+    for (size_t j = 0; j < n / 2; j += 8) {
+        __m512i x = _mm512_loadu_si512(px + j), y = _mm512_loadu_si512(py + j);
+        inv_last_bfly(&x, &y, wn, wl, q, q2);
+        _mm512_storeu_si512(px + j, x);
+        _mm512_storeu_si512(py + j, y);
+    }
+}
+
+/* The last two stages (distances n / 4 and n / 2). */
+static void inv_last4(const struct mpce_harvey_tables *t, size_t n, uint64_t *a)
+{
+    const __m512i q = _mm512_set1_epi64((long long)t->q), q2 = _mm512_add_epi64(q, q);
+    const struct tw w0 = tw_bcast(t->iw[2], t->iw_shoup[2]);
+    const struct tw w1 = tw_bcast(t->iw[3], t->iw_shoup[3]);
+    const struct tw wn = tw_bcast(t->ninv, t->ninv_shoup);
+    const struct tw wl = tw_bcast(t->last_w, t->last_w_shoup);
+    const size_t g = n / 4;
+    for (size_t j = 0; j < g; j += 16) {
+        __m512i x[4][2];
+        UNROLL for (unsigned k = 0; k < 4; k++)
+            UNROLL for (unsigned u = 0; u < 2; u++)
+                x[k][u] = _mm512_loadu_si512(a + k * g + j + 8 * u);
+        UNROLL for (unsigned u = 0; u < 2; u++) {
+            gs_bfly(&x[0][u], &x[1][u], w0, q, q2);
+            gs_bfly(&x[2][u], &x[3][u], w1, q, q2);
+        }
+        UNROLL for (unsigned u = 0; u < 2; u++) {
+            inv_last_bfly(&x[0][u], &x[2][u], wn, wl, q, q2);
+            inv_last_bfly(&x[1][u], &x[3][u], wn, wl, q, q2);
+        }
+        UNROLL for (unsigned k = 0; k < 4; k++)
+            UNROLL for (unsigned u = 0; u < 2; u++)
+                _mm512_storeu_si512(a + k * g + j + 8 * u, x[k][u]);
     }
 }
 
@@ -185,45 +491,39 @@ void AESNI_NTT_FN(inverse)(const struct mpce_harvey_tables *t, size_t n, const u
                            uint64_t *out)
 {
     const __m512i q = _mm512_set1_epi64((long long)t->q), q2 = _mm512_add_epi64(q, q);
-    const uint64_t *w1 = t->iw + n / 2, *w1s = t->iw_shoup + n / 2;
-    const uint64_t *w2 = t->iw + n / 4, *w2s = t->iw_shoup + n / 4;
-    const uint64_t *w4 = t->iw + n / 8, *w4s = t->iw_shoup + n / 8;
-    for (size_t c = 0; c < n / 16; c++) {
-        __m512i a = _mm512_loadu_si512(in + 16 * c), b = _mm512_loadu_si512(in + 16 * c + 8);
-        __m512i x = _mm512_permutex2var_epi64(a, EVENS, b);
-        __m512i y = _mm512_permutex2var_epi64(a, ODDS, b);
-        gs_bfly(&x, &y, tw_seq(w1 + 8 * c, w1s + 8 * c), q, q2);
-        perm2(&x, &y, D2_D1_X, D2_D1_Y);
-        gs_bfly(&x, &y, tw_rep2(w2 + 4 * c, w2s + 4 * c), q, q2);
-        perm2(&x, &y, D4_D2_X, D4_D2_Y);
-        gs_bfly(&x, &y, tw_rep4(w4 + 2 * c, w4s + 2 * c), q, q2);
-        _mm512_storeu_si512(out + 16 * c, _mm512_shuffle_i64x2(x, y, 0x44));
-        _mm512_storeu_si512(out + 16 * c + 8, _mm512_shuffle_i64x2(x, y, 0xee));
+    if (n < 32) {
+        /* n = 16: the 16-word chunk, then the last stage (distance 8). */
+        __m512i a = _mm512_loadu_si512(in), b = _mm512_loadu_si512(in + 8);
+        inv_chunks16(t, n, 0, &a, &b, 1, q, q2);
+        inv_last_bfly(&a, &b, tw_bcast(t->ninv, t->ninv_shoup),
+                      tw_bcast(t->last_w, t->last_w_shoup), q, q2);
+        _mm512_storeu_si512(out, a);
+        _mm512_storeu_si512(out + 8, b);
+        return;
     }
-    for (size_t gap = 8; gap <= n / 4; gap <<= 1) {
-        const size_t h = n / (2 * gap);
-        for (size_t i = 0; i < h; i++) {
-            const struct tw w = tw_bcast(t->iw[h + i], t->iw_shoup[h + i]);
-            uint64_t *px = out + 2 * i * gap, *py = px + gap;
-            for (size_t j = 0; j < gap; j += 8) {
-                __m512i x = _mm512_loadu_si512(px + j), y = _mm512_loadu_si512(py + j);
-                gs_bfly(&x, &y, w, q, q2);
-                _mm512_storeu_si512(px + j, x);
-                _mm512_storeu_si512(py + j, y);
-            }
+    /* Memory stages: distances 16 .. n / 2, the last one with n^-1. An odd
+     * count (beyond the last alone) puts one radix-2 stage first. */
+    unsigned stages = 0;
+    for (size_t k = n; k > 16; k >>= 1)
+        stages++;
+    const size_t blk = n < AESNI_NTT_BLOCK ? n : AESNI_NTT_BLOCK;
+    size_t g = 16;
+    for (size_t b0 = 0; b0 < n; b0 += blk) {
+        inv_head(t, n, b0, b0 + blk, in, out);
+        g = 16;
+        if ((stages & 1) && stages > 1) {
+            inv_radix2(t, n, g, b0 / 32, (b0 + blk) / 32, out);
+            g = 32;
         }
+        for (; 4 * g < n && 4 * g <= blk; g *= 4)
+            inv_radix4(t, n, g, b0 / (4 * g), (b0 + blk) / (4 * g), out);
     }
-    /* Last stage with n^-1 folded into both outputs. */
-    const struct tw wn = tw_bcast(t->ninv, t->ninv_shoup);
-    const struct tw wl = tw_bcast(t->last_w, t->last_w_shoup);
-    uint64_t *px = out, *py = out + n / 2;
-    for (size_t j = 0; j < n / 2; j += 8) {
-        __m512i u = _mm512_loadu_si512(px + j), v = _mm512_loadu_si512(py + j);
-        __m512i x = mul_lazy(_mm512_add_epi64(u, v), wn, q);
-        __m512i y = mul_lazy(_mm512_add_epi64(_mm512_sub_epi64(u, v), q2), wl, q);
-        _mm512_storeu_si512(px + j, csub(x, q));
-        _mm512_storeu_si512(py + j, csub(y, q));
-    }
+    for (; 4 * g < n; g *= 4)
+        inv_radix4(t, n, g, 0, n / (4 * g), out);
+    if (4 * g == n)
+        inv_last4(t, n, out);
+    else
+        inv_last2(t, n, out);
 }
 
 #endif
