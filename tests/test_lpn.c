@@ -224,6 +224,83 @@ static void test_diff(void)
     }
 }
 
+/* The skeleton's row loop at every knob value that changes its path: the
+ * prefetched and the plain part of a chunk, a chunk that ends mid-call or
+ * is shorter than the prefetch distance, odd lengths, the n mod 4 tail
+ * alone (n < 4) and after a main part, tables of 2 rows (every output sees
+ * repeated indices, which cancel in pairs) up to 2^20 rows (16 MiB, past
+ * the index bits of a 32-bit byte offset's low half), and outputs at every
+ * misalignment. The reference is the same output-by-output loop as above. */
+static int has_lpn_knobs(const char *impl)
+{
+    const mpce_impl_info *rows;
+    size_t n;
+    if (mpce_list(tu_engine(0), 0, &rows, &n) != MPCE_OK)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(rows[i].impl, impl) == 0)
+            return rows[i].knobs != NULL && strstr(rows[i].knobs, "prefetch (") != NULL;
+    return 0;
+}
+
+static void test_knob_paths(void)
+{
+    static const size_t ns[] = {1, 2, 3, 4, 5, 6, 7, 17, 18, 19, 63, 64, 65, 66, 67, 130, 1029};
+    static const unsigned logks[] = {1, 4, 13, 20};
+    static const char *const knobs[] = {"", ":chunk=64:prefetch=16", ":chunk=64:prefetch=2",
+                                        ":chunk=128:prefetch=8", ":chunk=512:prefetch=4",
+                                        ":chunk=64:prefetch=0"};
+    const char *names[MAX_IMPLS];
+    size_t nimpl = lpn_impls(names);
+
+    for (size_t l = 0; l < sizeof(logks) / sizeof(logks[0]); l++) {
+        const size_t k = (size_t)1 << logks[l];
+        uint8_t *table = tu_alloc_misaligned(16 * k, l);
+        uint8_t seed[16];
+        mpce_lpn *ctx;
+        CU_ASSERT_FATAL(table != NULL);
+        tu_splitmix_bytes(40 + l, seed, 16);
+        tu_splitmix_bytes(50 + l, table, 16 * k);
+        CU_ASSERT_FATAL(mpce_lpn_new(tu_engine(0), seed, logks[l], &ctx) == MPCE_OK);
+        for (size_t a = 0; a < sizeof(ns) / sizeof(ns[0]); a++) {
+            const size_t n = ns[a];
+            const uint64_t c0 = 1000 * a + 0xfffffffffffff000ull * (a % 2);
+            uint8_t *want = malloc(16 * n);
+            CU_ASSERT_FATAL(want != NULL);
+            tu_splitmix_bytes(60 + a, want, 16 * n);
+            uint8_t *in = malloc(16 * n);
+            CU_ASSERT_FATAL(in != NULL);
+            memcpy(in, want, 16 * n);
+            ref_fold(seed, logks[l], c0, table, want, n);
+            for (size_t i = 0; i < nimpl; i++) {
+                const int knobbed = has_lpn_knobs(names[i]);
+                for (size_t v = 0; v < (knobbed ? sizeof(knobs) / sizeof(knobs[0]) : 1); v++) {
+                    char spec[96];
+                    snprintf(spec, sizeof(spec), "%s%s", names[i], knobs[v]);
+                    uint8_t *out = tu_alloc_misaligned(16 * n + 16, (a + v) % 16);
+                    uint64_t consumed = 0;
+                    CU_ASSERT_FATAL(out != NULL);
+                    memcpy(out, in, 16 * n);
+                    memset(out + 16 * n, PATTERN, 16);
+                    CU_ASSERT_EQUAL(mpce_lpn_fold(ctx, spec, c0, table, k, out, n, &consumed),
+                                    MPCE_OK);
+                    if (memcmp(out, want, 16 * n) != 0)
+                        fprintf(stderr, "  %s logk=%u n=%zu differs from the reference\n", spec,
+                                logks[l], n);
+                    CU_ASSERT(memcmp(out, want, 16 * n) == 0);
+                    CU_ASSERT(all_bytes(out + 16 * n, 16, PATTERN));
+                    CU_ASSERT_EQUAL(consumed, mpce_lpn_blocks_consumed(n));
+                    tu_free_misaligned(out);
+                }
+            }
+            free(in);
+            free(want);
+        }
+        mpce_lpn_free(ctx);
+        tu_free_misaligned(table);
+    }
+}
+
 /* ---- (3) a call split in two continues the stream ------------------------ */
 
 static void test_continue(void)
@@ -326,6 +403,8 @@ static void test_invalid_fold(void)
 static const struct tu_test tests[] = {
     {"known answers (every record, every implementation)", test_kat},
     {"differential against a reference on OpenSSL AES", test_diff},
+    {"every knob path: chunk ends, prefetch, tails, misaligned out, 2 to 2^20 rows",
+     test_knob_paths},
     {"a fold split in two continues with c0 + consumed", test_continue},
     {"blocks consumed", test_blocks_consumed},
     {"invalid context arguments", test_invalid_new},
