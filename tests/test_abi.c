@@ -21,7 +21,7 @@
 static void test_abi_version(void)
 {
     CU_ASSERT_EQUAL(MPCE_PLUGIN_ABI_MAJOR, 2);
-    CU_ASSERT_EQUAL(MPCE_PLUGIN_ABI_MINOR, 2);
+    CU_ASSERT_EQUAL(MPCE_PLUGIN_ABI_MINOR, 3);
     CU_ASSERT_STRING_EQUAL(MPCE_PLUGIN_ENTRY_SYMBOL, "mpce_plugin_entry_v2");
     CU_ASSERT_EQUAL(MPCE_PRIM_PRG, 0);
     CU_ASSERT_EQUAL(MPCE_PRIM_NTT, 1);
@@ -140,12 +140,19 @@ static void test_lp64_layout(void)
     PIN(struct mpce_ntt_ops, mul, 40);
     CU_ASSERT_EQUAL(sizeof(struct mpce_lpn_ops), 32);
     PIN(struct mpce_lpn_ops, fold, 24);
-    CU_ASSERT_EQUAL(sizeof(struct mpce_dpf_ops), 64);
+    CU_ASSERT_EQUAL(sizeof(struct mpce_dpf_ops), 72);
     PIN(struct mpce_dpf_ops, gen, 24);
     PIN(struct mpce_dpf_ops, eval, 32);
     PIN(struct mpce_dpf_ops, eval_keys, 40);
     PIN(struct mpce_dpf_ops, evalall, 48);
     PIN(struct mpce_dpf_ops, evalall_range, 56);
+    PIN(struct mpce_dpf_ops, eval_batch, 64); /* 2.3 */
+    CU_ASSERT_EQUAL(sizeof(struct mpce_dpf_batch_v1), 48);
+    PIN(struct mpce_dpf_batch_v1, seed, 8);
+    PIN(struct mpce_dpf_batch_v1, party, 16);
+    PIN(struct mpce_dpf_batch_v1, cw_tr, 24);
+    PIN(struct mpce_dpf_batch_v1, cw_out, 32);
+    PIN(struct mpce_dpf_batch_v1, cw_s, 40);
     CU_ASSERT_EQUAL(sizeof(struct mpce_dpf_key_v1), 1100);
     PIN(struct mpce_dpf_key_v1, kl, 4);
     PIN(struct mpce_dpf_key_v1, seed, 36);
@@ -158,12 +165,15 @@ static void test_lp64_layout(void)
 }
 
 /* The sizes the loader accepts per minor: 2.0's DPF table ends before
- * evalall_range, everything else is the same at 2.0 and 2.1. */
+ * evalall_range, 2.1's and 2.2's before eval_batch; everything else is the
+ * same at every minor. */
 static void test_minor_sizes(void)
 {
     CU_ASSERT_EQUAL(mpce_ops_size(MPCE_PRIM_DPF, 0), offsetof(struct mpce_dpf_ops, evalall_range));
-    CU_ASSERT_EQUAL(mpce_ops_size(MPCE_PRIM_DPF, 1), sizeof(struct mpce_dpf_ops));
-    CU_ASSERT_EQUAL(mpce_ops_required_size(MPCE_PRIM_DPF, 1),
+    CU_ASSERT_EQUAL(mpce_ops_size(MPCE_PRIM_DPF, 1), offsetof(struct mpce_dpf_ops, eval_batch));
+    CU_ASSERT_EQUAL(mpce_ops_size(MPCE_PRIM_DPF, 2), offsetof(struct mpce_dpf_ops, eval_batch));
+    CU_ASSERT_EQUAL(mpce_ops_size(MPCE_PRIM_DPF, 3), sizeof(struct mpce_dpf_ops));
+    CU_ASSERT_EQUAL(mpce_ops_required_size(MPCE_PRIM_DPF, 3),
                     offsetof(struct mpce_dpf_ops, evalall_range));
     CU_ASSERT_EQUAL(mpce_ops_size(MPCE_PRIM_PRG, 0), sizeof(struct mpce_prg_ops));
     CU_ASSERT_EQUAL(mpce_ops_size(MPCE_PRIM_NTT, 0), sizeof(struct mpce_ntt_ops));

@@ -19,6 +19,7 @@
 #include <openssl/sha.h>
 
 #include "engine/runtime/module_file.h"
+#include "mpcengine/plugin.h"
 #include "tests/testutil.h"
 
 #ifndef TEST_MODULE_DIR
@@ -191,7 +192,10 @@ static void test_abi_major(void)
 
 static void test_abi_minor(void)
 {
-    run_single("newminor", "newer than this engine's 2.2: upgrade libmpcengine");
+    char want[96];
+    snprintf(want, sizeof(want), "newer than this engine's 2.%u: upgrade libmpcengine",
+             (unsigned)MPCE_PLUGIN_ABI_MINOR);
+    run_single("newminor", want);
 }
 
 static void test_short_struct(void)
@@ -312,7 +316,8 @@ static void test_priority_clamped(void)
 
 /* Built for ABI 2.0: its DPF table ends before evalall_range. It loads,
  * passes its self-test, and works: full-domain evaluation runs unsplit
- * through evalall even on an engine that splits calls over threads. */
+ * through evalall even on an engine that splits calls over threads, and a
+ * key batch goes through eval_keys. */
 static void test_older_minor(void)
 {
     char *dir = make_dir();
@@ -337,6 +342,20 @@ static void test_older_minor(void)
     CU_ASSERT_EQUAL(mpce_dpf_evalall(ctx, "dpf-test-oldminor", k1, a, len), MPCE_OK);
     CU_ASSERT_EQUAL(mpce_dpf_evalall(ctx, "dpf-soft", k1, b, len), MPCE_OK);
     CU_ASSERT(memcmp(a, b, len) == 0);
+    /* A key batch on a table without eval_batch (2.3): the engine unpacks
+     * it and calls eval_keys. */
+    {
+        const mpce_dpf_key *kk[3] = {k1, k0, k1};
+        uint64_t xs[3] = {12345, 12345, 7};
+        uint8_t got[24], want[24];
+        mpce_dpf_keys *bt;
+        CU_ASSERT_FATAL(mpce_dpf_keys_new(ctx, kk, 3, &bt) == MPCE_OK);
+        CU_ASSERT_EQUAL(mpce_dpf_eval_batch(ctx, "dpf-test-oldminor", bt, 0, xs, 3, got),
+                        MPCE_OK);
+        CU_ASSERT_EQUAL(mpce_dpf_eval_keys(ctx, "dpf-soft", kk, xs, 3, want), MPCE_OK);
+        CU_ASSERT(memcmp(got, want, sizeof(got)) == 0);
+        mpce_dpf_keys_free(bt);
+    }
     mpce_dpf_key_free(k0);
     mpce_dpf_key_free(k1);
     mpce_dpf_free(ctx);

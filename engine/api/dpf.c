@@ -8,11 +8,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/crypto.h>
 #include <openssl/rand.h>
 
 #include "engine/runtime/pool.h"
 #include "engine/runtime/queue.h"
 #include "engine/spec/dpf_key.h"
+#include "engine/spec/dpf_keys.h"
+#include "spec/dpf_batch.h"
 #include "spec/spec.h"
 
 /* Points (eval) and keys (eval_keys) per slice below which a worker thread
@@ -110,6 +113,7 @@ void mpce_dpf_free(mpce_dpf *ctx)
  * subtrees (through evalall_range; one evalall call when unsplit or when the
  * implementation's table predates evalall_range). */
 struct dpf_args {
+    const mpce_dpf *ctx;
     const struct mpce_dpf_key_v1 *key;
     const struct mpce_dpf_key_v1 *const *keys;
     const uint64_t *points;
@@ -117,6 +121,9 @@ struct dpf_args {
     size_t osz;
     uint64_t unit_len;  /* evalall: leaves per unit */
     uint64_t domain;    /* evalall: 2^bits */
+    /* eval_batch */
+    const struct mpce_dpf_batch_v1 *batch;
+    size_t first;
     /* gen */
     uint64_t alpha;
     const uint8_t *beta, *s0, *s1;
@@ -152,6 +159,46 @@ static int eval_keys_slice(const struct mpce_job *job, const struct mpce_call *c
     return mpce_op_dpf_eval_keys(&job->route.slot->ops.dpf, job->route.state, call,
                                  a->keys + b, a->points + b, (size_t)(e - b),
                                  a->out + b * a->osz);
+}
+
+/* Keys unpacked a run at a time for a table without eval_batch (modules of
+ * ABI 2.2 and before, or any that leave it out). */
+static int eval_batch_unpacked(const struct mpce_job *job, const struct mpce_call *call,
+                               const struct dpf_args *a, uint64_t b, uint64_t e)
+{
+    enum { RUN = 256 };
+    const mpce_dpf *ctx = a->ctx;
+    struct mpce_dpf_key_v1 *keys = malloc(RUN * sizeof(*keys));
+    const struct mpce_dpf_key_v1 **ptrs = malloc(RUN * sizeof(*ptrs));
+    int rc = keys && ptrs ? 0 : MPCE_ERR_NOMEM;
+    for (uint64_t at = b; rc == 0 && at < e; at += RUN) {
+        const size_t cnt = (size_t)(e - at < RUN ? e - at : RUN);
+        for (size_t j = 0; j < cnt; j++) {
+            mpce_spec_dpf_batch_get(a->batch, a->first + (size_t)at + j, ctx->bits,
+                                    (unsigned)ctx->group, ctx->kl, ctx->kr, &keys[j]);
+            ptrs[j] = &keys[j];
+        }
+        rc = mpce_op_dpf_eval_keys(&job->route.slot->ops.dpf, job->route.state, call, ptrs,
+                                   a->points + at, cnt, a->out + at * a->osz);
+    }
+    if (keys)
+        OPENSSL_cleanse(keys, RUN * sizeof(*keys));
+    free(keys);
+    free(ptrs);
+    return rc;
+}
+
+static int eval_batch_slice(const struct mpce_job *job, const struct mpce_call *call, size_t i,
+                            size_t count)
+{
+    const struct dpf_args *a = job->args;
+    const struct mpce_dpf_ops *ops = &job->route.slot->ops.dpf;
+    uint64_t b, e;
+    mpce_slice_range(job->units, count, i, &b, &e);
+    if (ops->eval_batch == NULL)
+        return eval_batch_unpacked(job, call, a, b, e);
+    return mpce_op_dpf_eval_batch(ops, job->route.state, call, a->batch, a->first + (size_t)b,
+                                  a->points + b, (size_t)(e - b), a->out + b * a->osz);
 }
 
 static int evalall_slice(const struct mpce_job *job, const struct mpce_call *call, size_t i,
@@ -208,14 +255,23 @@ static mpce_status check_key(const char *fn, const char *arg, size_t i, const mp
                       name);
 }
 
-static mpce_status check_point(const char *fn, const char *arg, size_t i, uint64_t x,
-                               unsigned bits)
+/* Every point inside the domain: one OR over all of them (a loop the
+ * compiler vectorizes), and a search only when one is outside. */
+static mpce_status check_points(const char *fn, const uint64_t *points, size_t n, unsigned bits)
 {
-    if (bits < 64 && (x >> bits) != 0)
-        return mpce_error(MPCE_ERR_ARG,
-                          "%s: %s[%zu] = %llu is outside the domain [0, 2^%u) of this context",
-                          fn, arg, i, (unsigned long long)x, bits);
-    return MPCE_OK;
+    if (bits >= 64)
+        return MPCE_OK;
+    uint64_t any = 0;
+    for (size_t i = 0; i < n; i++)
+        any |= points[i];
+    if ((any >> bits) == 0)
+        return MPCE_OK;
+    size_t i = 0;
+    while ((points[i] >> bits) == 0)
+        i++;
+    return mpce_error(MPCE_ERR_ARG,
+                      "%s: points[%zu] = %llu is outside the domain [0, 2^%u) of this context",
+                      fn, i, (unsigned long long)points[i], bits);
 }
 
 mpce_status mpce_dpf_gen(mpce_dpf *ctx, const char *impl, uint64_t alpha, const uint8_t beta[16],
@@ -370,9 +426,8 @@ mpce_status mpce_dpf_eval(mpce_dpf *ctx, const char *impl, const mpce_dpf_key *k
         return st;
     if (npoints && (!points || !out))
         return mpce_error(MPCE_ERR_ARG, "%s: %s is NULL", fn, points ? "out" : "points");
-    for (size_t i = 0; i < npoints; i++)
-        if ((st = check_point(fn, "points", i, points[i], ctx->bits)) != MPCE_OK)
-            return st;
+    if ((st = check_points(fn, points, npoints, ctx->bits)) != MPCE_OK)
+        return st;
     struct dpf_args a = {.key = &key->k, .points = points, .out = out,
                          .osz = mpce_dpf_output_size(ctx->group)};
     struct mpce_job job = eval_job(MPCE_OP_dpf_eval, &a, npoints);
@@ -394,12 +449,11 @@ mpce_status mpce_dpf_eval_keys(mpce_dpf *ctx, const char *impl, const mpce_dpf_k
         return mpce_error(MPCE_ERR_ARG, "%s: %s is NULL", fn,
                           !keys ? "keys" : !points ? "points" : "out");
     mpce_status st;
-    for (size_t i = 0; i < nkeys; i++) {
+    for (size_t i = 0; i < nkeys; i++)
         if ((st = check_key(fn, "keys", i, ctx, keys[i])) != MPCE_OK)
             return st;
-        if ((st = check_point(fn, "points", i, points[i], ctx->bits)) != MPCE_OK)
-            return st;
-    }
+    if ((st = check_points(fn, points, nkeys, ctx->bits)) != MPCE_OK)
+        return st;
     struct dpf_args a = {.points = points, .out = out, .osz = mpce_dpf_output_size(ctx->group)};
     struct mpce_job job = eval_job(MPCE_OP_dpf_eval_keys, &a, nkeys);
     st = mpce_ctx_route(&ctx->base, fn, job.op, nkeys, nkeys, impl, &job.route);
@@ -415,6 +469,75 @@ mpce_status mpce_dpf_eval_keys(mpce_dpf *ctx, const char *impl, const mpce_dpf_k
     st = mpce_job_run(ctx->base.engine, &job);
     free(raw);
     return st;
+}
+
+/* ---- key batches ---------------------------------------------------------- */
+
+static struct mpce_dpf_keys_ctx batch_ctx(const mpce_dpf *ctx)
+{
+    struct mpce_dpf_keys_ctx c = {ctx->bits, (unsigned)ctx->group, ctx->kl, ctx->kr};
+    return c;
+}
+
+mpce_status mpce_dpf_keys_new(mpce_dpf *ctx, const mpce_dpf_key *const *keys, size_t nkeys,
+                              mpce_dpf_keys **out)
+{
+    static const char fn[] = "mpce_dpf_keys_new";
+    if (!ctx || !out)
+        return mpce_error(MPCE_ERR_ARG, "%s: %s is NULL", fn, ctx ? "out" : "ctx");
+    if (nkeys && !keys)
+        return mpce_error(MPCE_ERR_ARG, "%s: keys is NULL", fn);
+    const struct mpce_dpf_keys_ctx c = batch_ctx(ctx);
+    return mpce_dpf_keys_build(fn, &c, keys, NULL, 0, nkeys, out);
+}
+
+mpce_status mpce_dpf_keys_parse(mpce_dpf *ctx, const uint8_t *buf, size_t len, size_t nkeys,
+                                mpce_dpf_keys **out)
+{
+    static const char fn[] = "mpce_dpf_keys_parse";
+    if (!ctx || !out)
+        return mpce_error(MPCE_ERR_ARG, "%s: %s is NULL", fn, ctx ? "out" : "ctx");
+    if (nkeys && !buf)
+        return mpce_error(MPCE_ERR_ARG, "%s: buf is NULL", fn);
+    const struct mpce_dpf_keys_ctx c = batch_ctx(ctx);
+    return mpce_dpf_keys_build(fn, &c, NULL, buf, len, nkeys, out);
+}
+
+mpce_status mpce_dpf_eval_batch(mpce_dpf *ctx, const char *impl, const mpce_dpf_keys *batch,
+                                size_t first, const uint64_t *points, size_t n, uint8_t *out)
+{
+    static const char fn[] = "mpce_dpf_eval_batch";
+    if (!ctx || !batch)
+        return mpce_error(MPCE_ERR_ARG, "%s: %s is NULL", fn, ctx ? "batch" : "ctx");
+    if (batch->bits != ctx->bits || batch->group != (unsigned)ctx->group ||
+        memcmp(batch->kl, ctx->kl, 16) != 0 || memcmp(batch->kr, ctx->kr, 16) != 0)
+        return mpce_error(MPCE_ERR_ARG,
+                          "%s: the batch's keys are for %u domain bits, the %s group and "
+                          "their own PRG keys; the context has %u bits and the %s group%s; "
+                          "evaluate it with a context made like the one that made it",
+                          fn, batch->bits, group_name(batch->group), ctx->bits,
+                          group_name((unsigned)ctx->group),
+                          batch->bits == ctx->bits && batch->group == (unsigned)ctx->group
+                              ? ", but other PRG keys"
+                              : "");
+    if (first > batch->b.nkeys || n > batch->b.nkeys - first)
+        return mpce_error(MPCE_ERR_ARG,
+                          "%s: keys %zu .. %zu + %zu are past the batch's %zu keys", fn, first,
+                          first, n, batch->b.nkeys);
+    if (n && (!points || !out))
+        return mpce_error(MPCE_ERR_ARG, "%s: %s is NULL", fn, points ? "out" : "points");
+    mpce_status st = check_points(fn, points, n, ctx->bits);
+    if (st != MPCE_OK)
+        return st;
+    struct dpf_args a = {.ctx = ctx, .batch = &batch->b, .first = first, .points = points,
+                         .out = out, .osz = mpce_dpf_output_size(ctx->group)};
+    /* The implementation that evaluates many keys best: eval_keys's route. */
+    struct mpce_job job = eval_job(MPCE_OP_dpf_eval_keys, &a, n);
+    job.slice = eval_batch_slice;
+    st = mpce_ctx_route(&ctx->base, fn, job.op, n, n, impl, &job.route);
+    if (st != MPCE_OK || n == 0)
+        return st;
+    return mpce_job_run(ctx->base.engine, &job);
 }
 
 /* Full-domain output of ctx: 2^bits points, or an error naming fn. */
@@ -476,9 +599,8 @@ mpce_status mpce_dpf_eval_buf(mpce_dpf *ctx, mpce_queue *q, const char *impl,
     if ((st = mpce_buf_check(fn, &ctx->base, q, bufs, names, need, 2)) != MPCE_OK)
         return st;
     const uint64_t *pts = mpce_buf_addr(points);
-    for (size_t i = 0; q->dev == NULL && i < npoints; i++)
-        if ((st = check_point(fn, "points", i, pts[i], ctx->bits)) != MPCE_OK)
-            return st;
+    if (q->dev == NULL && (st = check_points(fn, pts, npoints, ctx->bits)) != MPCE_OK)
+        return st;
     struct dpf_args a = {.key = &key->k, .points = pts, .out = mpce_buf_addr(out), .osz = osz};
     struct mpce_job job = eval_job(MPCE_OP_dpf_eval, &a, npoints);
     st = mpce_ctx_route_queue(&ctx->base, q, fn, job.op, npoints, npoints, impl, &job.route);

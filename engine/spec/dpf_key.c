@@ -2,6 +2,7 @@
 /* DPF key format v1: size, serialization and the hostile-input parser. */
 #include "config.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -74,66 +75,75 @@ MPCE_API mpce_status mpce_dpf_key_serialize(const mpce_dpf_key *key, uint8_t *bu
     return MPCE_OK;
 }
 
-static mpce_status bad(const char *field, size_t offset, const char *why, unsigned value)
+/* Where a parse error is: "fn" for one key, "fn: key i" in a batch. */
+struct key_where {
+    const char *fn;
+    size_t index; /* (size_t)-1: not in a batch */
+};
+
+static mpce_status bad(struct key_where at, const char *field, size_t offset, const char *why,
+                       unsigned value)
 {
-    return mpce_error(MPCE_ERR_FORMAT, "mpce_dpf_key_parse: field '%s' at offset %zu: %s (found %u)",
-                      field, offset, why, value);
+    if (at.index == (size_t)-1)
+        return mpce_error(MPCE_ERR_FORMAT, "%s: field '%s' at offset %zu: %s (found %u)", at.fn,
+                          field, offset, why, value);
+    return mpce_error(MPCE_ERR_FORMAT, "%s: key %zu: field '%s' at offset %zu: %s (found %u)",
+                      at.fn, at.index, field, offset, why, value);
 }
 
 /* Every rule of format v1 is checked before anything is copied out, so a
  * malformed key is never seen by an evaluator. */
-MPCE_API mpce_status mpce_dpf_key_parse(const uint8_t *buf, size_t len, mpce_dpf_key **out)
+mpce_status mpce_dpf_key_v1_read(const char *fn, size_t index, const uint8_t *buf, size_t len,
+                                 struct mpce_dpf_key_v1 *k)
 {
-    static const char fn[] = "mpce_dpf_key_parse";
-    if (!out)
-        return mpce_error(MPCE_ERR_ARG, "%s: out is NULL", fn);
-    if (!buf)
-        return mpce_error(MPCE_ERR_ARG, "%s: buf is NULL", fn);
+    const struct key_where at = {fn, index};
+    char where[64] = "";
+    if (index != (size_t)-1 && (len < KEY_HEADER || memcmp(buf, KEY_MAGIC, 4) != 0 ||
+                                len != mpce_dpf_key_size(buf[5])))
+        snprintf(where, sizeof(where), " key %zu:", index);
     if (len < KEY_HEADER)
         return mpce_error(MPCE_ERR_FORMAT,
-                          "%s: field 'length': %zu bytes is shorter than the %u-byte header "
+                          "%s:%s field 'length': %zu bytes is shorter than the %u-byte header "
                           "(a key is 72 + 16n + ceil(n/8) bytes)",
-                          fn, len, KEY_HEADER);
+                          fn, where, len, KEY_HEADER);
     if (memcmp(buf, KEY_MAGIC, 4) != 0)
         return mpce_error(MPCE_ERR_FORMAT,
-                          "%s: field 'magic' at offset 0: expected \"MDPF\" "
+                          "%s:%s field 'magic' at offset 0: expected \"MDPF\" "
                           "(4d 44 50 46), found %02x %02x %02x %02x",
-                          fn, buf[0], buf[1], buf[2], buf[3]);
+                          fn, where, buf[0], buf[1], buf[2], buf[3]);
     if (buf[4] != KEY_VERSION)
-        return bad("version", 4, "only format version 1 is understood", buf[4]);
+        return bad(at, "version", 4, "only format version 1 is understood", buf[4]);
     const unsigned bits = buf[5];
     if (bits < 1 || bits > MPCE_DPF_MAX_BITS)
-        return bad("n", 5, "domain bits must be 1 to 64", bits);
+        return bad(at, "n", 5, "domain bits must be 1 to 64", bits);
     const size_t need = mpce_dpf_key_size(bits);
     if (len != need)
         return mpce_error(MPCE_ERR_FORMAT,
-                          "%s: field 'length': expected %zu bytes for n = %u, got %zu", fn, need,
-                          bits, len);
+                          "%s:%s field 'length': expected %zu bytes for n = %u, got %zu", fn,
+                          where, need, bits, len);
     if (buf[6] > 1)
-        return bad("group", 6, "expected 0 (bytes) or 1 (u64)", buf[6]);
+        return bad(at, "group", 6, "expected 0 (bytes) or 1 (u64)", buf[6]);
     if (buf[7] > 1)
-        return bad("party", 7, "expected 0 or 1", buf[7]);
+        return bad(at, "party", 7, "expected 0 or 1", buf[7]);
     if (buf[OFF_SEED + TBIT_BYTE] & 1u)
-        return bad("seed", OFF_SEED + TBIT_BYTE, "the root seed's t-bit (bit 0) must be 0",
+        return bad(at, "seed", OFF_SEED + TBIT_BYTE, "the root seed's t-bit (bit 0) must be 0",
                    buf[OFF_SEED + TBIT_BYTE]);
     const size_t off_tr = OFF_CW + 16u * bits;
     const size_t ntr = tr_bytes(bits);
     if (bits % 8u != 0) {
         const unsigned last = buf[off_tr + ntr - 1];
         if (last >> (bits % 8u))
-            return bad("cw_tr", off_tr + ntr - 1, "bits past the last level must be 0", last);
+            return bad(at, "cw_tr", off_tr + ntr - 1, "bits past the last level must be 0",
+                       last);
     }
     const size_t off_out = off_tr + ntr;
     if (buf[6] == MPCE_DPF_U64)
         for (size_t i = 8; i < 16; i++)
             if (buf[off_out + i])
-                return bad("cw_out", off_out + i,
+                return bad(at, "cw_out", off_out + i,
                            "bytes 8..15 must be 0 for the u64 group", buf[off_out + i]);
 
-    mpce_dpf_key *key = calloc(1, sizeof(*key));
-    if (!key)
-        return mpce_error(MPCE_ERR_NOMEM, "%s: out of memory", fn);
-    struct mpce_dpf_key_v1 *k = &key->k;
+    memset(k, 0, sizeof(*k));
     k->bits = (uint8_t)bits;
     k->group = buf[6];
     k->party = buf[7];
@@ -144,6 +154,24 @@ MPCE_API mpce_status mpce_dpf_key_parse(const uint8_t *buf, size_t len, mpce_dpf
         memcpy(k->cw_s[i], buf + OFF_CW + 16u * i, 16);
     memcpy(k->cw_tr, buf + off_tr, ntr);
     memcpy(k->cw_out, buf + off_out, 16);
+    return MPCE_OK;
+}
+
+MPCE_API mpce_status mpce_dpf_key_parse(const uint8_t *buf, size_t len, mpce_dpf_key **out)
+{
+    static const char fn[] = "mpce_dpf_key_parse";
+    if (!out)
+        return mpce_error(MPCE_ERR_ARG, "%s: out is NULL", fn);
+    if (!buf)
+        return mpce_error(MPCE_ERR_ARG, "%s: buf is NULL", fn);
+    mpce_dpf_key *key = calloc(1, sizeof(*key));
+    if (!key)
+        return mpce_error(MPCE_ERR_NOMEM, "%s: out of memory", fn);
+    mpce_status st = mpce_dpf_key_v1_read(fn, (size_t)-1, buf, len, &key->k);
+    if (st != MPCE_OK) {
+        free(key);
+        return st;
+    }
     *out = key;
     return MPCE_OK;
 }

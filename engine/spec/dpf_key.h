@@ -20,6 +20,11 @@ struct mpce_dpf_key {
  * bytes: the layout mpce_dpf_key_serialize and the self-test both write. */
 void mpce_dpf_key_v1_write(const struct mpce_dpf_key_v1 *k, uint8_t *buf);
 
+/* Parse and validate one format v1 key of len bytes at buf into k, with
+ * errors prefixed by fn, and by "key INDEX" unless index is (size_t)-1. */
+mpce_status mpce_dpf_key_v1_read(const char *fn, size_t index, const uint8_t *buf, size_t len,
+                                 struct mpce_dpf_key_v1 *k);
+
 /* A malloc'd copy of a plugin-filled key; NULL when out of memory (the
  * caller reports it). */
 mpce_dpf_key *mpce_dpf_key_wrap(const struct mpce_dpf_key_v1 *k);

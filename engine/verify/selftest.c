@@ -20,6 +20,7 @@
 #include <openssl/sha.h>
 
 #include "engine/internal.h"
+#include "spec/dpf_batch.h"
 #include "spec/spec.h"
 #include "engine/runtime/exec.h"
 #include "engine/verify/kat.h"
@@ -480,6 +481,40 @@ static int lpn_record(struct run *r)
 
 /* ---- DPF ---------------------------------------------------------------- */
 
+/* eval_batch over the same keys as eval_keys, packed level-major after
+ * one unused key, so that `first` is 1 and not the start of a row. */
+static int dpf_check_batch(struct run *r, const struct mpce_dpf_key_v1 *const keys[2],
+                           const uint64_t *x, size_t npts, const uint8_t *want, uint8_t *out)
+{
+    const size_t nk = npts + 1, bits = keys[0]->bits;
+    const struct mpce_spec_dpf_batch_rw rw = {
+        .nkeys = nk,
+        .seed = zalloc(r, 16 * nk),
+        .party = zalloc(r, nk),
+        .cw_tr = zalloc(r, 8 * nk),
+        .cw_out = zalloc(r, 16 * nk),
+        .cw_s = zalloc(r, 16 * nk * bits + 1),
+    };
+    if (!rw.seed || !rw.party || !rw.cw_tr || !rw.cw_out || !rw.cw_s)
+        return fail(r, "out of memory");
+    for (size_t j = 0; j < nk; j++)
+        mpce_spec_dpf_batch_put(&rw, j, (unsigned)bits, keys[(j + 1) % 2]);
+    const struct mpce_dpf_batch_v1 b = {.nkeys = nk,
+                                        .seed = (const uint8_t (*)[16])rw.seed,
+                                        .party = rw.party,
+                                        .cw_tr = rw.cw_tr,
+                                        .cw_out = (const uint8_t (*)[16])rw.cw_out,
+                                        .cw_s = (const uint8_t (*)[16])rw.cw_s};
+    const struct mpce_dpf_batch_v1 *bp = &b;
+    size_t first = 1;
+    void *argv[] = {&r->state, &r->callp, &bp, &first, &x, &npts, &out};
+    if (call(r, OP(dpf, eval_batch), argv, NARGS(argv)) ||
+        expect_blocks(r, "eval_batch", out, want, npts, mpce_spec_dpf_output_size(keys[0]->group),
+                      "key"))
+        return -1;
+    return 0;
+}
+
 static int dpf_record(struct run *r)
 {
     if (strcmp(r->rec->op, "dpf") != 0)
@@ -577,6 +612,8 @@ static int dpf_record(struct run *r)
     void *kargv[] = {&r->state, &r->callp, &kv, &x, &npts, &out};
     if (call(r, OP(dpf, eval_keys), kargv, NARGS(kargv)) ||
         expect_blocks(r, "eval_keys", out, mixed, npts, osz, "key"))
+        return -1;
+    if (r->ops->dpf.eval_batch != NULL && dpf_check_batch(r, keys, x, npts, mixed, out) != 0)
         return -1;
     if (bits > DPF_MAX_SELFTEST_EVALALL)
         return 0;

@@ -27,6 +27,7 @@ typedef enum mpce_dpf_group {
 
 typedef struct mpce_dpf mpce_dpf;
 typedef struct mpce_dpf_key mpce_dpf_key;
+typedef struct mpce_dpf_keys mpce_dpf_keys;
 
 /* Output bytes per point: 16 (bytes) or 8 (u64); 0 for an unknown group. */
 MPCE_API size_t mpce_dpf_output_size(mpce_dpf_group group);
@@ -67,6 +68,33 @@ MPCE_API mpce_status mpce_dpf_eval(mpce_dpf *ctx, const char *impl, const mpce_d
 MPCE_API mpce_status mpce_dpf_eval_keys(mpce_dpf *ctx, const char *impl,
                                         const mpce_dpf_key *const *keys,
                                         const uint64_t *points, size_t nkeys, uint8_t *out);
+/*
+ * Key batches, for evaluating many keys many times: the keys are checked
+ * once, when the batch is made, and laid out level-major, so that a walk
+ * over consecutive keys reads consecutive memory (each key stays ~16n bytes
+ * instead of a 1 KiB struct of its own). A batch holds copies of the
+ * keys' secret shares and wipes them when freed; it serves every context
+ * with its keys' domain bits, group and PRG keys.
+ *
+ * mpce_dpf_keys_new: batch key i is keys[i]; the first key that does not
+ * match ctx is named and nothing is made. The keys may be freed after.
+ * mpce_dpf_keys_parse: from nkeys serialized keys (format v1) back to back,
+ * len = nkeys * mpce_dpf_key_size(bits) bytes; each is validated as
+ * mpce_dpf_key_parse does, and a refusal names the key's index.
+ */
+MPCE_API mpce_status mpce_dpf_keys_new(mpce_dpf *ctx, const mpce_dpf_key *const *keys,
+                                       size_t nkeys, mpce_dpf_keys **out);
+MPCE_API mpce_status mpce_dpf_keys_parse(mpce_dpf *ctx, const uint8_t *buf, size_t len,
+                                         size_t nkeys, mpce_dpf_keys **out);
+MPCE_API size_t mpce_dpf_keys_count(const mpce_dpf_keys *batch);
+MPCE_API void mpce_dpf_keys_free(mpce_dpf_keys *batch);
+/* Keys first .. first + n - 1 of the batch, key first + j at points[j]: out
+ * holds n * output_size bytes, the outputs mpce_dpf_eval_keys gives for the
+ * same keys. Only the points are checked here. Routed as dpf.eval_keys. */
+MPCE_API mpce_status mpce_dpf_eval_batch(mpce_dpf *ctx, const char *impl,
+                                         const mpce_dpf_keys *batch, size_t first,
+                                         const uint64_t *points, size_t n, uint8_t *out);
+
 /* Every x in 0 .. 2^n - 1 in order (n <= 32): out_len must be at least
  * 2^n * output_size bytes. */
 MPCE_API mpce_status mpce_dpf_evalall(mpce_dpf *ctx, const char *impl,

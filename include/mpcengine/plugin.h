@@ -61,8 +61,9 @@ extern "C" {
 
 #define MPCE_PLUGIN_ABI_MAJOR 2u
 /* 2.0: the ops below without a "since 1" mark; 2.1: dpf.evalall_range;
- * 2.2: knobs (struct mpce_knob, mpce_impl.knobs, mpce_call.knobs). */
-#define MPCE_PLUGIN_ABI_MINOR 2u
+ * 2.2: knobs (struct mpce_knob, mpce_impl.knobs, mpce_call.knobs);
+ * 2.3: dpf.eval_batch over struct mpce_dpf_batch_v1. */
+#define MPCE_PLUGIN_ABI_MINOR 3u
 #define MPCE_PLUGIN_ENTRY_SYMBOL "mpce_plugin_entry_v2"
 
 /* ---- how an op is called ------------------------------------------------- */
@@ -207,7 +208,11 @@ struct mpce_host {
  * clear for bytes); fills both keys completely. evalall: 2^bits outputs,
  * bits <= 32. evalall_range (since 2.1, optional): the outputs for x in
  * [x_begin, x_end) only, x_begin's first, so the engine can split one
- * full-domain evaluation over its worker threads. */
+ * full-domain evaluation over its worker threads. eval_batch (since 2.3,
+ * optional): keys first .. first + n - 1 of a level-major batch, key
+ * first + j at points[j], out[j] its output; what eval_keys computes, from
+ * a layout in which a walk over consecutive keys reads consecutive memory.
+ * Without it the engine unpacks the batch and calls eval_keys. */
 #define MPCE_DPF_OPS(OP)                                                                   \
     OP(dpf, ctx_new, 0, 1, int,                                                            \
        (unsigned, bits)(unsigned, group)(const uint8_t *, kl)(const uint8_t *, kr)         \
@@ -228,7 +233,10 @@ struct mpce_host {
        (uint8_t *, out))                                                                   \
     OP(dpf, evalall_range, 1, 0, int,                                                      \
        (const struct mpce_call *, call)(const struct mpce_dpf_key_v1 *, key)               \
-       (uint64_t, x_begin)(uint64_t, x_end)(uint8_t *, out))
+       (uint64_t, x_begin)(uint64_t, x_end)(uint8_t *, out))                               \
+    OP(dpf, eval_batch, 3, 0, int,                                                         \
+       (const struct mpce_call *, call)(const struct mpce_dpf_batch_v1 *, batch)           \
+       (size_t, first)(const uint64_t *, points)(size_t, n)(uint8_t *, out))
 
 /* Every primitive, in mpce_primitive order. */
 #define MPCE_ALL_OPS(OP) MPCE_PRG_OPS(OP) MPCE_NTT_OPS(OP) MPCE_LPN_OPS(OP) MPCE_DPF_OPS(OP)
@@ -262,6 +270,25 @@ struct mpce_dpf_key_v1 {
     uint8_t cw_s[64][16];  /* cw_s[i]: seed correction, tLCW in its t-bit */
     uint8_t cw_tr[8];      /* tRCW bit i: bit i%8 of byte i/8 */
     uint8_t cw_out[16];    /* u64: 8-byte LE value then 8 zero bytes */
+};
+
+/*
+ * Keys of one context (domain bits, group, PRG keys), parsed and checked
+ * once, laid out level-major (since 2.3): cw_s holds `bits` rows of nkeys
+ * blocks, row i being every key's level-i correction word, so that a walk
+ * of keys j .. j + 31 reads 512 consecutive bytes per level instead of one
+ * line from each of 32 keys 1 KiB apart. Every array starts on a 64-byte
+ * boundary. Key j's fields are those of struct mpce_dpf_key_v1: seed[j],
+ * party[j], cw_s row i [j], cw_tr[j] (its 8 cw_tr bytes read little-endian:
+ * bit i is level i's tRCW) and cw_out[j].
+ */
+struct mpce_dpf_batch_v1 {
+    size_t nkeys;
+    const uint8_t (*seed)[16];
+    const uint8_t *party;
+    const uint64_t *cw_tr;
+    const uint8_t (*cw_out)[16];
+    const uint8_t (*cw_s)[16];   /* row i at cw_s + i * nkeys */
 };
 
 /* The op tables: struct mpce_prg_ops, mpce_ntt_ops, mpce_lpn_ops, mpce_dpf_ops. */

@@ -292,73 +292,134 @@ static inline uint64_t key_tr(const struct mpce_dpf_key_v1 *k)
     return v;
 }
 
+/* Where a walk's keys come from: keys[j * key_step] (one key when key_step
+ * is 0), or keys first + j of a level-major batch. */
+struct walk_src {
+    const struct mpce_dpf_key_v1 *const *keys;
+    size_t key_step;
+    const struct mpce_dpf_batch_v1 *batch;
+    size_t first;
+};
+
+/* Batch rows of keys j .. j + 3 (have of them, 1..4) as one register: 16
+ * bytes per key, the lanes past `have` zero. */
+static inline __m512i batch_row4(const uint8_t (*row)[16], size_t j, unsigned have)
+{
+    return ldm(row[j], have >= 4 ? (__mmask8)0xff : (__mmask8)((1u << (2 * have)) - 1u));
+}
+
 /*
  * Point walks key-major: B walks in flight through all levels, nodes in
  * registers. A lane's direction (public) picks its round keys from sel4 and
  * whether its correction takes tRCW: bit lev of the key's cw_tr words,
- * rotated into the t-bit, replaces tLCW under the direction mask.
+ * rotated into the t-bit, replaces tLCW under the direction mask. The two
+ * key sources differ only in their loads and prefetches; `major` is a
+ * constant at each caller, so each gets its own straight code.
  */
-static void v4_dpf_walk(const struct aesni_sched *ks, const struct mpce_dpf_key_v1 *const *keys,
-                        size_t key_step, const uint64_t *points, size_t n, unsigned depth,
-                        unsigned what, uint8_t *out)
+static inline __attribute__((always_inline)) void
+walk_body(const struct aesni_sched *ks, const struct walk_src *src, const int major,
+          const uint64_t *points, size_t n, unsigned depth, unsigned what, uint8_t *out)
 {
     const __m512i tb = tbits();
     const size_t cw0 = offsetof(struct mpce_dpf_key_v1, cw_s);
+    const struct mpce_dpf_batch_v1 *bt = src->batch;
+    const size_t nk = major ? bt->nkeys : 0;
 
     for (size_t i = 0; i < n; i += B) {
         const size_t cnt = n - i < B ? n - i : B;
+        const size_t j0 = major ? src->first + i : 0;
         const struct mpce_dpf_key_v1 *kp[B], *kn[B];
         const uint8_t (*kr[R])[64];
+        unsigned have[R];
         __m512i x[R], pt[R], tr[R], b[R], sc[R], nxt[R];
 
-        for (unsigned q = 0; q < B; q++) {
-            kp[q] = keys[(i + (q < cnt ? q : 0)) * key_step];
-            /* The next walks' keys (these again past the end): each level
-             * asks for one line of R of them, so that by the end all of
-             * their rows are on the way, with their t corrections and
-             * output words now. */
-            kn[q] = keys[(i + B + q < n ? i + B + q : i) * key_step];
-            __builtin_prefetch(kn[q]->cw_tr, 0, 3);
+        if (major) {
+            /* The next walks' seeds, t and output corrections; their
+             * correction rows are asked for level by level below. */
+            const size_t jn = j0 + B < src->first + n ? j0 + B : j0;
+            for (unsigned q = 0; q < B; q += 4) {
+                __builtin_prefetch(bt->seed[jn + q < nk ? jn + q : jn], 0, 3);
+                __builtin_prefetch(bt->cw_out[jn + q < nk ? jn + q : jn], 0, 3);
+            }
+            for (unsigned q = 0; q < B; q += 8)
+                __builtin_prefetch(bt->cw_tr + (jn + q < nk ? jn + q : jn), 0, 3);
+        } else {
+            for (unsigned q = 0; q < B; q++) {
+                kp[q] = src->keys[(i + (q < cnt ? q : 0)) * src->key_step];
+                /* The next walks' keys (these again past the end): each
+                 * level asks for one line of R of them, so that by the end
+                 * all of their rows are on the way, with their t
+                 * corrections and output words now. */
+                kn[q] = src->keys[(i + B + q < n ? i + B + q : i) * src->key_step];
+                __builtin_prefetch(kn[q]->cw_tr, 0, 3);
+            }
         }
 #pragma GCC unroll 8
         for (unsigned l = 0; l < R; l++) {
-            const struct mpce_dpf_key_v1 *const *k = kp + 4 * l;
-            uint64_t p[4];
+            uint64_t p[4], t[4] = {0, 0, 0, 0}, par[4] = {0, 0, 0, 0};
+            __m512i seed;
+            have[l] = cnt > 4u * l ? (cnt - 4u * l < 4 ? (unsigned)(cnt - 4u * l) : 4u) : 0u;
             nxt[l] = _mm512_setzero_si512();
             for (unsigned h = 0; h < 4; h++)
-                p[h] = 4 * l + h < cnt ? points[i + 4 * l + h] : 0;
+                p[h] = h < have[l] ? points[i + 4 * l + h] : 0;
+            if (major) {
+                /* Lanes past the end read key j0 again: never outside the
+                 * batch, their outputs masked off. */
+                const size_t j = have[l] ? j0 + 4 * l : j0;
+                for (unsigned h = 0; h < 4; h++)
+                    if (h < have[l]) {
+                        t[h] = bt->cw_tr[j + h];
+                        par[h] = bt->party[j + h] & 1u;
+                    }
+                seed = batch_row4(bt->seed, j, have[l] ? have[l] : 1);
+            } else {
+                const struct mpce_dpf_key_v1 *const *k = kp + 4 * l;
+                for (unsigned h = 0; h < 4; h++) {
+                    t[h] = key_tr(k[h]);
+                    par[h] = k[h]->party & 1u;
+                }
+                seed = gather4(k, offsetof(struct mpce_dpf_key_v1, seed));
+            }
             pt[l] = _mm512_set_epi64((long long)p[3], (long long)p[3], (long long)p[2],
                                      (long long)p[2], (long long)p[1], (long long)p[1],
                                      (long long)p[0], (long long)p[0]);
-            tr[l] = _mm512_set_epi64((long long)key_tr(k[3]), 0, (long long)key_tr(k[2]), 0,
-                                     (long long)key_tr(k[1]), 0, (long long)key_tr(k[0]), 0);
+            tr[l] = _mm512_set_epi64((long long)t[3], 0, (long long)t[2], 0, (long long)t[1], 0,
+                                     (long long)t[0], 0);
             /* The root: the seed with the party as control bit. */
-            x[l] = _mm512_or_si512(
-                clr_t(gather4(k, offsetof(struct mpce_dpf_key_v1, seed))),
-                _mm512_set_epi64((long long)((uint64_t)(k[3]->party & 1u) << 32), 0,
-                                 (long long)((uint64_t)(k[2]->party & 1u) << 32), 0,
-                                 (long long)((uint64_t)(k[1]->party & 1u) << 32), 0,
-                                 (long long)((uint64_t)(k[0]->party & 1u) << 32), 0));
+            x[l] = _mm512_or_si512(clr_t(seed),
+                                   _mm512_set_epi64((long long)(par[3] << 32), 0,
+                                                    (long long)(par[2] << 32), 0,
+                                                    (long long)(par[1] << 32), 0,
+                                                    (long long)(par[0] << 32), 0));
         }
         for (unsigned lev = 0; lev < depth; lev++) {
             const __m512i bit = _mm512_set1_epi64((long long)((uint64_t)1 << (depth - 1u - lev)));
             const __m512i rot = _mm512_set1_epi64((long long)((32u - lev) & 63u));
             const size_t off = cw0 + 16u * lev;
+            const uint8_t (*row)[16] = major ? bt->cw_s + (size_t)lev * nk : NULL;
             __m512i one = _mm512_setzero_si512();
 
-            if (key_step == 0)
+            if (!major && src->key_step == 0)
                 one = _mm512_broadcast_i32x4(
                     _mm_loadu_si128((const __m128i *)((const uint8_t *)kp[0] + off)));
 #pragma GCC unroll 8
             for (unsigned l = 0; l < R; l++) {
                 __mmask8 kd = _mm512_test_epi64_mask(pt[l], bit);
-                __builtin_prefetch((const uint8_t *)kn[4 * l + (lev & 3u)] + 64u * (lev >> 2), 0,
-                                   3);
                 __m512i cw = one;
-                if (key_step != 0 && (lev & 1u) == 0)
-                    cw_rows2(kp + 4 * l, lev, &cw, &nxt[l]);
-                else if (key_step != 0)
-                    cw = nxt[l];
+                if (major) {
+                    /* This level's row of the next walks' keys. */
+                    const size_t jn = j0 + B + 4 * l;
+                    if (jn < src->first + n)
+                        __builtin_prefetch(row[jn], 0, 3);
+                    cw = batch_row4(row, have[l] ? j0 + 4 * l : j0, have[l] ? have[l] : 1);
+                } else {
+                    __builtin_prefetch((const uint8_t *)kn[4 * l + (lev & 3u)] + 64u * (lev >> 2),
+                                       0, 3);
+                    if (src->key_step != 0 && (lev & 1u) == 0)
+                        cw_rows2(kp + 4 * l, lev, &cw, &nxt[l]);
+                    else if (src->key_step != 0)
+                        cw = nxt[l];
+                }
                 kr[l] = (const uint8_t (*)[64])((const uint8_t *)ks->sel4 + sel_off[kd]);
                 cw = _mm512_mask_ternarylogic_epi64(cw, kd, _mm512_rolv_epi64(tr[l], rot), tb,
                                                     0xd8);
@@ -376,24 +437,46 @@ static void v4_dpf_walk(const struct aesni_sched *ks, const struct mpce_dpf_key_
         }
 #pragma GCC unroll 8
         for (unsigned l = 0; l < R; l++) {
-            const struct mpce_dpf_key_v1 *const *k = kp + 4 * l;
             __m512i cwo;
             if (what == AESNI_DPF_NODES) {
                 stm(out + 16 * (i + 4 * l), lanes(cnt, l), x[l]);
                 continue;
             }
-            cwo = gather4(k, offsetof(struct mpce_dpf_key_v1, cw_out));
+            if (major)
+                cwo = batch_row4(bt->cw_out, have[l] ? j0 + 4 * l : j0, have[l] ? have[l] : 1);
+            else
+                cwo = gather4(kp + 4 * l, offsetof(struct mpce_dpf_key_v1, cw_out));
             if (what == 0) {
                 stm(out + 16 * (i + 4 * l), lanes(cnt, l), leaf_bytes(x[l], cwo));
             } else {
-                __m512i neg = _mm512_set_epi64(0, -(long long)(k[3]->party & 1u), 0,
-                                               -(long long)(k[2]->party & 1u), 0,
-                                               -(long long)(k[1]->party & 1u), 0,
-                                               -(long long)(k[0]->party & 1u));
+                uint64_t par[4] = {0, 0, 0, 0};
+                for (unsigned h = 0; h < 4; h++)
+                    if (major)
+                        par[h] = h < have[l] ? bt->party[j0 + 4 * l + h] & 1u : 0u;
+                    else
+                        par[h] = kp[4 * l + h]->party & 1u;
+                __m512i neg = _mm512_set_epi64(0, -(long long)par[3], 0, -(long long)par[2], 0,
+                                               -(long long)par[1], 0, -(long long)par[0]);
                 stm(out + 8 * (i + 4 * l), qlanes(cnt, l), leaf_u64(x[l], cwo, neg));
             }
         }
     }
+}
+
+static void v4_dpf_walk(const struct aesni_sched *ks, const struct mpce_dpf_key_v1 *const *keys,
+                        size_t key_step, const uint64_t *points, size_t n, unsigned depth,
+                        unsigned what, uint8_t *out)
+{
+    const struct walk_src src = {.keys = keys, .key_step = key_step};
+    walk_body(ks, &src, 0, points, n, depth, what, out);
+}
+
+static void v4_dpf_walk_batch(const struct aesni_sched *ks, const struct mpce_dpf_batch_v1 *batch,
+                              size_t first, const uint64_t *points, size_t n, unsigned depth,
+                              unsigned what, uint8_t *out)
+{
+    const struct walk_src src = {.batch = batch, .first = first};
+    walk_body(ks, &src, 1, points, n, depth, what, out);
 }
 
 const struct aesni_aes_kernel aesni_kernel_vaes512 = {
@@ -405,4 +488,5 @@ const struct aesni_aes_kernel aesni_kernel_vaes512 = {
     .dpf_step = vaes_dpf_step,
     .dpf_expand_leaves = v4_dpf_expand_leaves,
     .dpf_walk = v4_dpf_walk,
+    .dpf_walk_batch = v4_dpf_walk_batch,
 };

@@ -53,16 +53,30 @@ static void walk(const void *prg_state, const struct mpce_dpf_key_v1 *const *key
     p->kernel->dpf_walk(&p->ks, keys, key_step, points, n, depth, what, out);
 }
 
+static void walk_batch(const void *prg_state, const struct mpce_dpf_batch_v1 *batch, size_t first,
+                       const uint64_t *points, size_t n, unsigned depth, unsigned what,
+                       uint8_t *out)
+{
+    const struct aesni_prg *p = prg_state;
+
+    p->kernel->dpf_walk_batch(&p->ks, batch, first, points, n, depth, what, out);
+}
+
 static const struct mpce_dpf_accel accel_basic = {.expand = expand, .step = step};
-static const struct mpce_dpf_accel accel_fused = {
-    .expand = expand, .step = step, .expand_leaves = expand_leaves, .walk = walk};
+static const struct mpce_dpf_accel accel_fused = {.expand = expand,
+                                                  .step = step,
+                                                  .expand_leaves = expand_leaves,
+                                                  .walk = walk,
+                                                  .walk_batch = walk_batch};
 
 /* The PRG state's kernel is aesni_best_kernel(module): offer what it has. */
 static const struct mpce_dpf_accel *aesni_dpf_accel(const struct aesni_module *module)
 {
     const struct aesni_aes_kernel *k = aesni_best_kernel(module);
 
-    return k->dpf_expand_leaves != NULL && k->dpf_walk != NULL ? &accel_fused : &accel_basic;
+    return k->dpf_expand_leaves != NULL && k->dpf_walk != NULL && k->dpf_walk_batch != NULL
+               ? &accel_fused
+               : &accel_basic;
 }
 
 MPCE_DPF_SKELETON_OPS(aesni_dpf_ops, aesni_best_prg_ops(module), aesni_dpf_accel(module));

@@ -28,6 +28,7 @@
 #include "mpcengine/common.h"
 #include "mpcengine/plugin.h"
 #include "plugins/common/host_call.h"
+#include "spec/dpf_batch.h"
 #include "spec/spec.h"
 
 /* Points (or subtree roots) walked together: one PRG call (two for the
@@ -83,6 +84,12 @@ struct mpce_dpf_accel {
     void (*walk)(const void *prg_state, const struct mpce_dpf_key_v1 *const *keys,
                  size_t key_step, const uint64_t *points, size_t n, unsigned depth, unsigned what,
                  uint8_t *out);
+    /* Optional (NULL: keys unpacked a batch at a time and walked as
+     * eval_keys walks them). walk's contract for keys first .. first + n - 1
+     * of a level-major batch. */
+    void (*walk_batch)(const void *prg_state, const struct mpce_dpf_batch_v1 *batch,
+                       size_t first, const uint64_t *points, size_t n, unsigned depth,
+                       unsigned what, uint8_t *out);
 };
 
 /* Outputs from this size on are written past the caches where a backend
@@ -541,6 +548,38 @@ static inline int mpce_dpfw_eval_keys(const struct mpce_dpf_walk *w,
     return mpce_dpf__eval_batches(w, t, keys, 1, points, nkeys, out);
 }
 
+/* Keys first .. first + n - 1 of a level-major batch, key first + j at
+ * points[j]. Without a kernel for the layout, each run of keys is unpacked
+ * into whole keys (spec/dpf_batch.h) and walked as eval_keys walks them:
+ * the layout's gain is a kernel's to take, the result is the same. */
+static inline int mpce_dpfw_eval_batch(const struct mpce_dpf_walk *w,
+                                      const struct mpce_dpf_tuning *t,
+                                      const struct mpce_dpf_batch_v1 *b, size_t first,
+                                      const uint64_t *points, size_t n, uint8_t *out)
+{
+    if (w->accel != NULL && w->accel->walk_batch != NULL) {
+        w->accel->walk_batch(w->prg_state, b, first, points, n, w->bits, w->group, out);
+        return 0;
+    }
+    const size_t run = n < t->batch ? n : t->batch, osz = mpce_dpfw_output_bytes(w->group);
+    struct mpce_dpf_key_v1 *keys = malloc((run ? run : 1) * sizeof(*keys));
+    const struct mpce_dpf_key_v1 **ptrs = malloc((run ? run : 1) * sizeof(*ptrs));
+    int rc = keys != NULL && ptrs != NULL ? 0 : MPCE_ERR_NOMEM;
+
+    for (size_t base = 0; rc == 0 && base < n; base += run) {
+        const size_t cnt = n - base < run ? n - base : run;
+        for (size_t j = 0; j < cnt; j++) {
+            mpce_spec_dpf_batch_get(b, first + base + j, w->bits, w->group, w->kl, w->kr,
+                                    &keys[j]);
+            ptrs[j] = &keys[j];
+        }
+        rc = mpce_dpf__eval_batches(w, t, ptrs, 1, points + base, cnt, out + base * osz);
+    }
+    free(keys);
+    free(ptrs);
+    return rc;
+}
+
 /* ---- full-domain evaluation ------------------------------------------ */
 
 /* Scratch for one evalall_range call (heap: about 140 KiB at tile 12): two
@@ -740,6 +779,14 @@ static inline int mpce_dpfw_op_eval_keys(void *state, const struct mpce_call *ca
     return mpce_dpfw_eval_keys(state, &t, keys, points, nkeys, out);
 }
 
+static inline int mpce_dpfw_op_eval_batch(void *state, const struct mpce_call *call,
+                                          const struct mpce_dpf_batch_v1 *batch, size_t first,
+                                          const uint64_t *points, size_t n, uint8_t *out)
+{
+    const struct mpce_dpf_tuning t = mpce_dpf_tuning_of(call);
+    return mpce_dpfw_eval_batch(state, &t, batch, first, points, n, out);
+}
+
 static inline int mpce_dpfw_op_evalall(void *state, const struct mpce_call *call,
                                        const struct mpce_dpf_key_v1 *key, uint8_t *out)
 {
@@ -774,6 +821,7 @@ static inline int mpce_dpfw_op_evalall_range(void *state, const struct mpce_call
         .eval_keys = mpce_dpfw_op_eval_keys,                                               \
         .evalall = mpce_dpfw_op_evalall,                                                   \
         .evalall_range = mpce_dpfw_op_evalall_range,                                       \
+        .eval_batch = mpce_dpfw_op_eval_batch,                                             \
     }
 
 #endif

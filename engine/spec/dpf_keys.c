@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* DPF key batches: checked once, packed level-major, wiped when freed. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/crypto.h>
+
+#include "engine/internal.h"
+#include "engine/spec/dpf_key.h"
+#include "engine/spec/dpf_keys.h"
+#include "spec/dpf_batch.h"
+
+#define ALIGN 64u
+
+static size_t round_up(size_t x)
+{
+    return (x + ALIGN - 1) & ~(size_t)(ALIGN - 1);
+}
+
+static const char *group_name(unsigned group)
+{
+    return group == MPCE_DPF_U64 ? "u64" : "bytes";
+}
+
+/* Whether key k belongs to ctx; a refusal names it as keys[i] (parsed
+ * keys) or key i (serialized ones). */
+static mpce_status key_fits(const char *fn, int parsed, size_t i,
+                            const struct mpce_dpf_keys_ctx *ctx, const struct mpce_dpf_key_v1 *k)
+{
+    if (k->bits == ctx->bits && k->group == ctx->group && memcmp(k->kl, ctx->kl, 16) == 0 &&
+        memcmp(k->kr, ctx->kr, 16) == 0)
+        return MPCE_OK;
+    char name[40];
+    snprintf(name, sizeof(name), parsed ? "keys[%zu]" : "key %zu", i);
+    if (k->bits != ctx->bits)
+        return mpce_error(MPCE_ERR_ARG,
+                          "%s: %s has %u domain bits, the context %u; make the context with "
+                          "mpce_dpf_new_for_key",
+                          fn, name, k->bits, ctx->bits);
+    if (k->group != ctx->group)
+        return mpce_error(MPCE_ERR_ARG, "%s: %s is for the %s group, the context for %s", fn,
+                          name, group_name(k->group), group_name(ctx->group));
+    return mpce_error(MPCE_ERR_ARG,
+                      "%s: %s was made with other PRG keys (kL, kR) than the context's", fn,
+                      name);
+}
+
+/* The arrays of nkeys keys of `bits` levels, each on a 64-byte boundary;
+ * 0 when the size overflows. */
+static size_t layout(size_t nkeys, unsigned bits, size_t off[5])
+{
+    const size_t per_key = 16u * ((size_t)bits + 2u) + 1u + 8u;
+    if (nkeys > (SIZE_MAX - 5u * ALIGN) / per_key)
+        return 0;
+    off[0] = 0;                                     /* seed */
+    off[1] = off[0] + round_up(16u * nkeys);        /* party */
+    off[2] = off[1] + round_up(nkeys);              /* cw_tr */
+    off[3] = off[2] + round_up(8u * nkeys);         /* cw_out */
+    off[4] = off[3] + round_up(16u * nkeys);        /* cw_s */
+    return off[4] + round_up(16u * (size_t)bits * nkeys) + ALIGN;
+}
+
+mpce_status mpce_dpf_keys_build(const char *fn, const struct mpce_dpf_keys_ctx *ctx,
+                                const mpce_dpf_key *const *keys, const uint8_t *buf, size_t len,
+                                size_t nkeys, mpce_dpf_keys **out)
+{
+    size_t off[5];
+    const size_t mem_len = layout(nkeys, ctx->bits, off);
+    if (mem_len == 0)
+        return mpce_error(MPCE_ERR_ARG, "%s: nkeys = %zu overflows the address space", fn, nkeys);
+    const size_t key_len = mpce_dpf_key_size(ctx->bits);
+    if (!keys && len != nkeys * key_len)
+        return mpce_error(MPCE_ERR_FORMAT,
+                          "%s: len = %zu bytes, but %zu keys of %u domain bits are %zu bytes "
+                          "each (%zu in all)",
+                          fn, len, nkeys, ctx->bits, key_len, nkeys * key_len);
+    struct mpce_dpf_keys *bt = calloc(1, sizeof(*bt));
+    void *mem = bt ? aligned_alloc(ALIGN, round_up(mem_len)) : NULL;
+    if (!mem) {
+        free(bt);
+        return mpce_error(MPCE_ERR_NOMEM, "%s: out of memory for %zu keys (%zu bytes)", fn,
+                          nkeys, mem_len);
+    }
+    uint8_t *m = mem;
+    const struct mpce_spec_dpf_batch_rw rw = {
+        .nkeys = nkeys,
+        .seed = (uint8_t (*)[16])(m + off[0]),
+        .party = m + off[1],
+        .cw_tr = (uint64_t *)(void *)(m + off[2]),
+        .cw_out = (uint8_t (*)[16])(m + off[3]),
+        .cw_s = (uint8_t (*)[16])(m + off[4]),
+    };
+    bt->b = (struct mpce_dpf_batch_v1){.nkeys = nkeys, .seed = (const uint8_t (*)[16])rw.seed,
+                                       .party = rw.party, .cw_tr = rw.cw_tr,
+                                       .cw_out = (const uint8_t (*)[16])rw.cw_out,
+                                       .cw_s = (const uint8_t (*)[16])rw.cw_s};
+    bt->bits = ctx->bits;
+    bt->group = ctx->group;
+    memcpy(bt->kl, ctx->kl, 16);
+    memcpy(bt->kr, ctx->kr, 16);
+    bt->mem = mem;
+    bt->mem_len = round_up(mem_len);
+
+    struct mpce_dpf_key_v1 *tmp = keys ? NULL : malloc(sizeof(*tmp));
+    mpce_status st = keys || tmp ? MPCE_OK : mpce_error(MPCE_ERR_NOMEM, "%s: out of memory", fn);
+    for (size_t i = 0; st == MPCE_OK && i < nkeys; i++) {
+        const struct mpce_dpf_key_v1 *k;
+        if (keys) {
+            if (!keys[i]) {
+                st = mpce_error(MPCE_ERR_ARG, "%s: keys[%zu] is NULL", fn, i);
+                break;
+            }
+            k = &keys[i]->k;
+        } else {
+            st = mpce_dpf_key_v1_read(fn, i, buf + i * key_len, key_len, tmp);
+            k = tmp;
+        }
+        if (st == MPCE_OK)
+            st = key_fits(fn, keys != NULL, i, ctx, k);
+        if (st == MPCE_OK)
+            mpce_spec_dpf_batch_put(&rw, i, ctx->bits, k);
+    }
+    if (tmp) {
+        OPENSSL_cleanse(tmp, sizeof(*tmp));
+        free(tmp);
+    }
+    if (st != MPCE_OK) {
+        mpce_dpf_keys_free(bt);
+        return st;
+    }
+    *out = bt;
+    return MPCE_OK;
+}
+
+MPCE_API size_t mpce_dpf_keys_count(const mpce_dpf_keys *batch)
+{
+    return batch ? batch->b.nkeys : 0;
+}
+
+MPCE_API void mpce_dpf_keys_free(mpce_dpf_keys *batch)
+{
+    if (!batch)
+        return;
+    /* Seeds and correction words are one party's secret shares. */
+    OPENSSL_cleanse(batch->mem, batch->mem_len);
+    free(batch->mem);
+    free(batch);
+}
