@@ -41,6 +41,7 @@ const char cli_usage_bench[] =
     "                                    the op table (\"direct\"); no threads=T\n"
     "    lpn.fold logk=19,n=4194304,chunk=8192\n"
     "    dpf.evalall bits=20             dpf.eval_keys bits=20,keys=65536\n"
+    "    dpf.eval_batch bits=20,keys=65536  the same keys as one mpce_dpf_keys batch\n"
     "    dpf.eval bits=20,points=1       one key at P points; with P = 1 a lookup's\n"
     "                                    latency, which its AES floor (as many blocks\n"
     "                                    in one call) understates: a point's levels\n"

@@ -140,6 +140,8 @@ struct mpce_bench_fixture {
                                         candidate's gen */
     size_t n_dkeys;
     const struct mpce_dpf_key_v1 **dkey_ptrs; /* eval_keys: keys cycled */
+    struct mpce_dpf_batch_v1 dbatch;  /* eval_batch: the same keys level-major */
+    void *dbatch_mem;
     uint64_t *points;        /* eval_keys: one point per key */
 };
 

@@ -31,6 +31,7 @@ struct api_cand {
     mpce_dpf_key **keys;    /* n_keys party-0 keys, then their party-1 twins */
     size_t n_keys;
     const mpce_dpf_key **key_ptrs;
+    mpce_dpf_keys *batch;   /* dpf.eval_batch: key_ptrs' keys */
 };
 
 static void free_contexts(struct api_cand *c)
@@ -42,6 +43,7 @@ static void free_contexts(struct api_cand *c)
         mpce_dpf_key_free(c->keys[i]);
     free(c->keys);
     free(c->key_ptrs);
+    mpce_dpf_keys_free(c->batch);
     mpce_dpf_free(c->dpf);
 }
 
@@ -92,6 +94,9 @@ static int run(void *arg)
         return mpce_dpf_evalall(c->dpf, c->impl, c->keys[0], f->out, f->out_len);
     if (strcmp(op, "dpf.eval") == 0)
         return mpce_dpf_eval(c->dpf, c->impl, c->keys[0], f->points, (size_t)s->keys, f->out);
+    if (strcmp(op, "dpf.eval_batch") == 0)
+        return mpce_dpf_eval_batch(c->dpf, c->impl, c->batch, 0, f->points, (size_t)s->keys,
+                                   f->out);
     return mpce_dpf_eval_keys(c->dpf, c->impl, c->key_ptrs, f->points, (size_t)s->keys, f->out);
 }
 
@@ -189,13 +194,15 @@ static mpce_status dpf_keys(struct api_cand *c)
         if (st != MPCE_OK)
             return st;
     }
-    if (strcmp(s->op, "dpf.eval_keys") == 0) {
+    if (strcmp(s->op, "dpf.eval_keys") == 0 || strcmp(s->op, "dpf.eval_batch") == 0) {
         c->key_ptrs = malloc((size_t)s->keys * sizeof(*c->key_ptrs));
         if (!c->key_ptrs)
             return mpce_error(MPCE_ERR_NOMEM, "benchmark: out of memory");
         for (size_t i = 0; i < s->keys; i++)
             c->key_ptrs[i] = c->keys[i % c->n_keys];
     }
+    if (strcmp(s->op, "dpf.eval_batch") == 0)
+        return mpce_dpf_keys_new(c->dpf, c->key_ptrs, (size_t)s->keys, &c->batch);
     return MPCE_OK;
 }
 

@@ -167,6 +167,7 @@ void mpce_bench_fixture_free(struct mpce_bench_fixture *f)
     free(f->floor_buf);
     free(f->dkeys);
     free(f->dkey_ptrs);
+    free(f->dbatch_mem);
     free(f->points);
     free(f);
 }

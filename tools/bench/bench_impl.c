@@ -15,6 +15,7 @@
 
 #include "engine/runtime/exec.h"
 #include "engine/runtime/knobs.h"
+#include "spec/dpf_batch.h"
 #include "spec/spec.h"
 #include "tools/bench/bench.h"
 
@@ -126,6 +127,16 @@ static int run_dpf_eval_keys(void *arg)
     return rc == 0 ? 0 : failed(c, rc);
 }
 
+static int run_dpf_eval_batch(void *arg)
+{
+    struct impl_cand *c = arg;
+    if (c->slot->ops.dpf.eval_batch == NULL)
+        return failed(c, MPCE_ERR_NOIMPL);
+    int rc = mpce_op_dpf_eval_batch(&c->slot->ops.dpf, c->state, &c->call, &c->f->dbatch, 0,
+                                    c->f->points, c->n, c->out);
+    return rc == 0 ? 0 : failed(c, rc);
+}
+
 static void teardown(void *arg)
 {
     struct impl_cand *c = arg;
@@ -141,6 +152,36 @@ static void random_block(uint64_t *seed, uint8_t b[16])
         b[i] = (uint8_t)(lo >> (8 * i));
         b[8 + i] = (uint8_t)(hi >> (8 * i));
     }
+}
+
+/* eval_batch's keys, dkey_ptrs[0 .. n - 1], laid out as mpce_dpf_keys_new
+ * lays them out (one 64-byte-aligned block). */
+static int pack_batch(struct mpce_bench_fixture *f, size_t n)
+{
+    const unsigned bits = f->dkeys[0].bits;
+    const size_t rows = (size_t)bits + 2, arr = (16 * n + 63) & ~(size_t)63;
+    const size_t small = (n + 63) & ~(size_t)63, tr = (8 * n + 63) & ~(size_t)63;
+    uint8_t *m = aligned_alloc(64, rows * arr + small + tr + 64);
+    if (!m)
+        return -1;
+    struct mpce_spec_dpf_batch_rw rw = {
+        .nkeys = n,
+        .seed = (uint8_t (*)[16])m,
+        .party = m + arr,
+        .cw_tr = (uint64_t *)(void *)(m + arr + small),
+        .cw_out = (uint8_t (*)[16])(m + arr + small + tr),
+        .cw_s = (uint8_t (*)[16])(m + 2 * arr + small + tr),
+    };
+    for (size_t i = 0; i < n; i++)
+        mpce_spec_dpf_batch_put(&rw, i, bits, f->dkey_ptrs[i]);
+    f->dbatch = (struct mpce_dpf_batch_v1){.nkeys = n,
+                                           .seed = (const uint8_t (*)[16])rw.seed,
+                                           .party = rw.party,
+                                           .cw_tr = rw.cw_tr,
+                                           .cw_out = (const uint8_t (*)[16])rw.cw_out,
+                                           .cw_s = (const uint8_t (*)[16])rw.cw_s};
+    f->dbatch_mem = m;
+    return 0;
 }
 
 /* The row's DPF keys (party 0), made once by the first candidate's gen:
@@ -167,6 +208,10 @@ static int make_dpf_keys(struct impl_cand *c)
             f->dkeys[0].bits = 0;
             return rc;
         }
+    }
+    if (strcmp(c->s->op, "dpf.eval_batch") == 0 && pack_batch(f, (size_t)c->s->keys) != 0) {
+        f->dkeys[0].bits = 0;
+        return MPCE_ERR_NOMEM;
     }
     return 0;
 }
@@ -292,7 +337,7 @@ static int (*run_of(const char *op))(void *)
         {"ntt.inverse", run_ntt_inverse}, {"ntt.mul", run_ntt_mul},
         {"lpn.fold", run_lpn_fold},
         {"dpf.evalall", run_dpf_evalall}, {"dpf.eval_keys", run_dpf_eval_keys},
-        {"dpf.eval", run_dpf_eval},
+        {"dpf.eval", run_dpf_eval},       {"dpf.eval_batch", run_dpf_eval_batch},
     };
     for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)
         if (strcmp(table[i].op, op) == 0)
@@ -370,6 +415,8 @@ mpce_status mpce_bench_impl_cand_knobs(const struct mpce_slot *slot,
     struct impl_cand *ic = new_cand(slot, op, s, f);
     if (!ic)
         return mpce_error(MPCE_ERR_NOMEM, "benchmark: out of memory");
+    if (strcmp(s->op, "dpf.eval_batch") == 0)
+        ic->op = s->op; /* served as eval_keys, run as the batch op */
     if (knobs != NULL && slot->n_knobs != 0) {
         memcpy(ic->knobs, knobs, sizeof(ic->knobs));
         ic->call.knobs = ic->knobs;

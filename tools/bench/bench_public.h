@@ -49,6 +49,8 @@
  *   dpf.evalall    bits=N                        baseline "aes-floor:PRG": 2^(N+1)
  *   dpf.eval_keys  bits=N,keys=K                 (resp. N*K) ECB blocks through the
  *                                                same plugin's best PRG
+ *   dpf.eval_batch bits=N,keys=K                 eval_keys's keys as one level-major
+ *                                                batch (mpce_dpf_keys); same floor
  *   Any shape but prg.dispatch's may add threads=T (T >= 2): the op then runs
  *   through the public API, one large call, on private engines with
  *   [engine] threads = 1 and = T; the threads=T row's baseline is the same

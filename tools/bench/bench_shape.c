@@ -35,6 +35,8 @@ static const struct {
     {"lpn.fold", "logk=19,n=4194304,chunk=8192"},
     {"dpf.evalall", "bits=20"},
     {"dpf.eval_keys", "bits=20,keys=65536"},
+    /* The same keys as one level-major batch (mpce_dpf_keys). */
+    {"dpf.eval_batch", "bits=20,keys=65536"},
     /* One key at one point: a DPF lookup's latency. */
     {"dpf.eval", "bits=20,points=1"},
     {"prg.ecb", "n=4194304,threads=2"},
@@ -108,6 +110,7 @@ static const struct {
     {"dpf.evalall", MPCE_PRIM_DPF, dpf_all, "bits=N[,threads=T]"},
     {"dpf.eval_keys", MPCE_PRIM_DPF, dpf_keys, "bits=N,keys=K[,threads=T]"},
     {"dpf.eval", MPCE_PRIM_DPF, dpf_points, "bits=N,points=P[,threads=T]"},
+    {"dpf.eval_batch", MPCE_PRIM_DPF, dpf_keys, "bits=N,keys=K[,threads=T]"},
 };
 
 #define N_OPS (sizeof(ops) / sizeof(ops[0]))
@@ -222,6 +225,9 @@ mpce_status mpce_bench_shape_parse(const char *op, const char *shape,
 
 const char *mpce_bench_engine_op(const struct mpce_bench_shape *s)
 {
+    /* A key batch is routed, and served, as eval_keys. */
+    if (strcmp(s->op, "dpf.eval_batch") == 0)
+        return "dpf.eval_keys";
     return s->dispatch ? "prg.ecb" : s->op;
 }
 
