@@ -288,31 +288,44 @@ void aesni_dpf_walk1(const struct aesni_sched *ks, const struct mpce_dpf_key_v1 
 {
     __m128i k[2][11];
     uint8_t node[16];
+    uint64_t tr;
 
     load_keys(ks->rk[0], k[0]);
     load_keys(ks->rk[1], k[1]);
-    mpce_dpf__root(key, node);
-    __m128i x = ld(node);
+    memcpy(&tr, key->cw_tr, 8);
+    /* The root: the seed with the party as its control bit. */
+    __m128i x = _mm_or_si128(clr_t(ld(key->seed)),
+                             _mm_set_epi32((int)(key->party & 1u), 0, 0, 0));
+    /* The correction is built in registers from the key (no byte stores
+     * to reload as a block, which the store buffer cannot forward). */
     for (unsigned i = 0; i < depth; i++) {
         /* The direction is the point's bit: public, so it may pick the
          * round keys by branch and index. */
         const unsigned dir = (unsigned)(point >> (depth - 1u - i)) & 1u;
         const __m128i *rk = k[dir];
-        uint8_t cw[16];
-        mpce_dpf__cw_side(key, i, dir, cw);
+        /* Side dir's correction: cw_s[i] holds tLCW in its t-bit; going
+         * right, tRCW (bit i of cw_tr) replaces it. */
+        const __m128i cws = ld(key->cw_s[i]);
+        const uint32_t tl = (uint32_t)_mm_extract_epi32(cws, 3) & 1u;
+        const uint32_t flip = (tl ^ (uint32_t)(tr >> i)) & 1u & (0u - dir);
+        const __m128i cw = _mm_xor_si128(cws, _mm_set_epi32((int)flip, 0, 0, 0));
         const __m128i s = clr_t(x), tm = tmask(x);
         __m128i b = _mm_xor_si128(s, rk[0]);
+        /* aesenclast ends with an XOR of its key: MMO's feed-forward and
+         * the correction ride in it, off the chain of rounds that is the
+         * walk's whole latency. */
+        const __m128i last = _mm_xor_si128(rk[10], _mm_xor_si128(s, _mm_and_si128(cw, tm)));
 #pragma GCC unroll 9
         for (unsigned r = 1; r < 10; r++)
             b = _mm_aesenc_si128(b, rk[r]);
-        b = _mm_aesenclast_si128(b, rk[10]);
-        x = _mm_xor_si128(_mm_xor_si128(b, s), _mm_and_si128(ld(cw), tm));
+        x = _mm_aesenclast_si128(b, last);
+    }
+    if (what == AESNI_DPF_NODES) {
+        st(out, x);
+        return;
     }
     st(node, x);
-    if (what == AESNI_DPF_NODES)
-        memcpy(out, node, 16);
-    else
-        mpce_dpf__leaf(what, key, node, out);
+    mpce_dpf__leaf(what, key, node, out);
 }
 
 const struct aesni_aes_kernel aesni_kernel_ni = {
