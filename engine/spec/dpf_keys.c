@@ -72,6 +72,8 @@ mpce_status mpce_dpf_keys_build(const char *fn, const struct mpce_dpf_keys_ctx *
     if (mem_len == 0)
         return mpce_error(MPCE_ERR_ARG, "%s: nkeys = %zu overflows the address space", fn, nkeys);
     const size_t key_len = mpce_dpf_key_size(ctx->bits);
+    if (!keys && nkeys > SIZE_MAX / key_len)
+        return mpce_error(MPCE_ERR_ARG, "%s: nkeys = %zu overflows the address space", fn, nkeys);
     if (!keys && len != nkeys * key_len)
         return mpce_error(MPCE_ERR_FORMAT,
                           "%s: len = %zu bytes, but %zu keys of %u domain bits are %zu bytes "
