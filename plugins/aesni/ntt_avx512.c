@@ -27,19 +27,32 @@ static inline struct tw tw_make(__m512i w, __m512i ws)
  * Q = hi(s) hi(y) + (lo(s) hi(y) >> 32) + (hi(s) lo(y) >> 32) drops the
  * product lo(s) lo(y) and the low halves of the middle ones, less than
  * 3 * 2^64 in all, so it falls short of floor(s * y / 2^64) by at most 2,
- * and of floor(w * y / q) by at most 3: w * y - Q * q is in [0, 4q),
- * below 2^63, exact from the low 64-bit words, and one subtraction of 2q
- * brings it into [0, 2q). No partial sum overflows: hi(y) < 2^31.
+ * and of floor(w * y / q) by at most 3 (for any y < 2^64): w * y - Q * q
+ * is in [0, 4q), below 2^63, exact from the low 64-bit words (mul_raw),
+ * and one subtraction of 2q brings it into [0, 2q). No partial sum
+ * overflows: s, y < 2^64.
  */
-static inline __m512i mul_lazy(__m512i y, struct tw t, __m512i q, __m512i q2)
+static inline __m512i mul_raw(__m512i y, struct tw t, __m512i q)
 {
     __m512i yh = _mm512_srli_epi64(y, 32);
     __m512i hh = _mm512_mul_epu32(t.sh, yh);
     __m512i lh = _mm512_mul_epu32(t.s, yh), hl = _mm512_mul_epu32(t.sh, y);
     __m512i quot = _mm512_add_epi64(_mm512_add_epi64(hh, _mm512_srli_epi64(lh, 32)),
                                     _mm512_srli_epi64(hl, 32));
-    __m512i r = _mm512_sub_epi64(_mm512_mullo_epi64(t.w, y), _mm512_mullo_epi64(quot, q));
+    return _mm512_sub_epi64(_mm512_mullo_epi64(t.w, y), _mm512_mullo_epi64(quot, q));
+}
+
+static inline __m512i mul_lazy(__m512i y, struct tw t, __m512i q, __m512i q2)
+{
+    __m512i r = mul_raw(y, t, q);
     return _mm512_min_epu64(r, _mm512_sub_epi64(r, q2));
+}
+
+/* mul_raw's values lie in [0, 4q); the estimate above holds for any
+ * 64-bit y, so butterfly outputs below 6q may feed it directly. */
+static inline __m512i raw_pad(__m512i q2)
+{
+    return _mm512_add_epi64(q2, q2);
 }
 
 #include "plugins/aesni/ntt_kernels.h"

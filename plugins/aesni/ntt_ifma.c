@@ -27,15 +27,26 @@ static inline struct tw tw_make(__m512i w, __m512i ws)
 }
 
 /* The low product of Q and 2^52 - q is -Q * q mod 2^52, so accumulating it
- * onto the low word of w * y leaves w * y - Q * q in the low 52 bits. */
-static inline __m512i mul_lazy(__m512i y, struct tw t, __m512i q, __m512i q2)
+ * onto the low word of w * y leaves w * y - Q * q in the low 52 bits, and
+ * the multiplier inputs read no others: mul_raw leaves the bits above. */
+static inline __m512i mul_raw(__m512i y, struct tw t, __m512i q)
 {
-    const __m512i zero = _mm512_setzero_si512(), lo52 = _mm512_set1_epi64((1ll << 52) - 1);
-    (void)q2;
+    const __m512i zero = _mm512_setzero_si512();
     __m512i quot = _mm512_madd52hi_epu64(zero, t.s, y);
     __m512i wy = _mm512_madd52lo_epu64(zero, t.w, y);
-    __m512i r = _mm512_madd52lo_epu64(wy, quot, _mm512_sub_epi64(_mm512_set1_epi64(1ll << 52), q));
-    return _mm512_and_si512(r, lo52);
+    return _mm512_madd52lo_epu64(wy, quot, _mm512_sub_epi64(_mm512_set1_epi64(1ll << 52), q));
+}
+
+static inline __m512i mul_lazy(__m512i y, struct tw t, __m512i q, __m512i q2)
+{
+    (void)q2;
+    return _mm512_and_si512(mul_raw(y, t, q), _mm512_set1_epi64((1ll << 52) - 1));
+}
+
+/* mul_raw's low 52 bits lie in [0, 2q). */
+static inline __m512i raw_pad(__m512i q2)
+{
+    return q2;
 }
 
 #include "plugins/aesni/ntt_kernels.h"

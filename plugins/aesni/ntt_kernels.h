@@ -45,7 +45,9 @@ void aesni_ntt_ifma_mul(const struct mpce_harvey_tables *t, size_t n, const uint
  * The including file defines, before its one include of this header,
  * AESNI_NTT_FN(name) (the kernel's exported name), a twiddle type
  * `struct tw`, tw_make(w, w_shoup) building one from vectors of table
- * words, and mul_lazy(y, tw, q, q2) = w * y mod q in [0, 2q) for y < 4q.
+ * words, mul_lazy(y, tw, q, q2) = w * y mod q in [0, 2q) for y < 4q, and
+ * mul_raw(y, tw, q) and raw_pad(q2), the same product less reduced and the
+ * multiple of q that keeps x - mul_raw(y) + pad non-negative (x < 2q).
  * The stages are the scalar ones of ntt_harvey.h (same butterflies, same
  * lazy ranges, so canonical outputs are identical), grouped differently:
  *
@@ -81,24 +83,40 @@ static inline struct tw tw_bcast(uint64_t w, uint64_t ws)
     return tw_make(_mm512_set1_epi64((long long)w), _mm512_set1_epi64((long long)ws));
 }
 
-/* Twiddles of the distance-4 (2 words alternating), distance-2 (4 words,
- * twice) and distance-1 (8 words) stages of one 16-word chunk in the
- * layouts below: broadcast loads, no permutes. */
-static inline struct tw tw_rep4(const uint64_t *w, const uint64_t *ws)
+/* Twiddles of the distance-4 (2 words), distance-2 (4 words) and
+ * distance-1 (8 words) stages of one 16-word chunk, in the lane patterns of
+ * the layouts below. */
+static inline __m512i tw4_words(const uint64_t *w)
 {
-    return tw_make(_mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)w)),
-                   _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)ws)));
+    /* w0 w0 w1 w1 w0 w0 w1 w1: a merge-masked broadcast, no permute. */
+    return _mm512_mask_set1_epi64(_mm512_set1_epi64((long long)w[0]), 0xcc, (long long)w[1]);
 }
 
-static inline struct tw tw_rep2(const uint64_t *w, const uint64_t *ws)
+static inline struct tw tw_d4(const uint64_t *w, const uint64_t *ws)
+{
+    return tw_make(tw4_words(w), tw4_words(ws));
+}
+
+static inline struct tw tw_d2(const uint64_t *w, const uint64_t *ws)
 {
     return tw_make(_mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)w)),
                    _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)ws)));
 }
 
-static inline struct tw tw_seq(const uint64_t *w, const uint64_t *ws)
+static inline __m512i tw1_words(const uint64_t *w)
 {
-    return tw_make(_mm512_loadu_si512(w), _mm512_loadu_si512(ws));
+    /* w0 w4 w1 w5 w2 w6 w3 w7 */
+#ifdef TW1_EXPAND
+    return _mm512_mask_expandloadu_epi64(_mm512_maskz_expandloadu_epi64(0x55, w), 0xaa, w + 4);
+#else
+    return _mm512_permutexvar_epi64(_mm512_setr_epi64(0, 4, 1, 5, 2, 6, 3, 7),
+                                    _mm512_loadu_si512(w));
+#endif
+}
+
+static inline struct tw tw_d1(const uint64_t *w, const uint64_t *ws)
+{
+    return tw_make(tw1_words(w), tw1_words(ws));
 }
 
 /* Cooley-Tukey, x and y in [0, 4q) on entry and exit. */
@@ -110,6 +128,18 @@ static inline void ct_bfly(__m512i *x, __m512i *y, struct tw t, __m512i q, __m51
     *y = _mm512_add_epi64(_mm512_sub_epi64(u, v), q2);
 }
 
+/* Cooley-Tukey whose outputs only feed multiplications as y: x in [0, 4q),
+ * y as ct_bfly takes it; the outputs are what mul_raw takes (see the ISA
+ * file: below 6q, or right in their low 52 bits). */
+static inline void ct_bfly_raw(__m512i *x, __m512i *y, struct tw t, __m512i q, __m512i q2,
+                               __m512i pad)
+{
+    __m512i u = csub(*x, q2);
+    __m512i v = mul_raw(*y, t, q);
+    *x = _mm512_add_epi64(u, v);
+    *y = _mm512_add_epi64(_mm512_sub_epi64(u, v), pad);
+}
+
 /* Gentleman-Sande, x and y in [0, 2q) on entry and exit. */
 static inline void gs_bfly(__m512i *x, __m512i *y, struct tw t, __m512i q, __m512i q2)
 {
@@ -119,24 +149,35 @@ static inline void gs_bfly(__m512i *x, __m512i *y, struct tw t, __m512i q, __m51
 }
 
 /*
- * Chunk layouts, as word indices 0..15 of the 16-word chunk held in (x, y):
- * d4 x = 0,8,1,9,2,10,3,11 (y: each + 4), d2 x = 0,4,8,12,1,5,9,13
- * (y: + 2), d1 x = evens (y: odds). Each lane's twiddle is then word / 8,
- * word / 4 or word / 2 in a broadcast pattern, and every step natural ->
- * d4 -> d2 -> d1 -> natural is the same zip of (x, y); the inverse steps
- * are all the matching unzip into evens and odds.
+ * Chunk layouts, as word indices 0..15 of the 16-word chunk held in (x, y),
+ * y holding x's partners:
+ *   natural x = 0..7           (distance 8)
+ *   d4      x = 0,2,8,10,1,3,9,11
+ *   d2      x = 0,4,8,12,1,5,9,13
+ *   d1      x = 0,8,2,10,4,12,6,14
+ * The steps d4 -> d2 and d1 -> natural (and back) are unpacks, which stay
+ * within 128-bit lanes; only natural -> d4 and d2 -> d1 cross lanes, with
+ * one pair of index vectors for both. Zen 4 runs cross-lane permutes on
+ * the pipes of its multipliers, in-lane unpacks beside them.
  */
-static inline void zip(__m512i *x, __m512i *y)
+static inline void cross_fwd(__m512i *x, __m512i *y)
 {
-    __m512i a = _mm512_permutex2var_epi64(*x, _mm512_setr_epi64(0, 8, 1, 9, 2, 10, 3, 11), *y);
-    *y = _mm512_permutex2var_epi64(*x, _mm512_setr_epi64(4, 12, 5, 13, 6, 14, 7, 15), *y);
+    __m512i a = _mm512_permutex2var_epi64(*x, _mm512_setr_epi64(0, 2, 8, 10, 1, 3, 9, 11), *y);
+    *y = _mm512_permutex2var_epi64(*x, _mm512_setr_epi64(4, 6, 12, 14, 5, 7, 13, 15), *y);
     *x = a;
 }
 
-static inline void unzip(__m512i *x, __m512i *y)
+static inline void cross_inv(__m512i *x, __m512i *y)
 {
-    __m512i a = _mm512_permutex2var_epi64(*x, _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14), *y);
-    *y = _mm512_permutex2var_epi64(*x, _mm512_setr_epi64(1, 3, 5, 7, 9, 11, 13, 15), *y);
+    __m512i a = _mm512_permutex2var_epi64(*x, _mm512_setr_epi64(0, 4, 1, 5, 8, 12, 9, 13), *y);
+    *y = _mm512_permutex2var_epi64(*x, _mm512_setr_epi64(2, 6, 3, 7, 10, 14, 11, 15), *y);
+    *x = a;
+}
+
+static inline void unpack(__m512i *x, __m512i *y)
+{
+    __m512i a = _mm512_unpacklo_epi64(*x, *y);
+    *y = _mm512_unpackhi_epi64(*x, *y);
     *x = a;
 }
 
@@ -166,6 +207,7 @@ static void fwd_radix4(const struct mpce_harvey_tables *t, size_t n, size_t m, s
                        size_t ie, const uint64_t *src, uint64_t *dst)
 {
     const __m512i q = _mm512_set1_epi64((long long)t->q), q2 = _mm512_add_epi64(q, q);
+    const __m512i pad = raw_pad(q2);
     const size_t h = n / (4 * m);
     for (size_t i = ib; i < ie; i++) {
         const struct tw w1 = tw_bcast(t->w[m + i], t->w_shoup[m + i]);
@@ -179,9 +221,10 @@ static void fwd_radix4(const struct mpce_harvey_tables *t, size_t n, size_t m, s
             UNROLL for (unsigned k = 0; k < 4; k++)
                 UNROLL for (unsigned u = 0; u < 2; u++)
                     x[k][u] = _mm512_loadu_si512(s + k * h + j + 8 * u);
+            /* x[1] and x[3] go on as the y of the next butterflies only. */
             UNROLL for (unsigned u = 0; u < 2; u++) {
                 ct_bfly(&x[0][u], &x[2][u], w1, q, q2);
-                ct_bfly(&x[1][u], &x[3][u], w1, q, q2);
+                ct_bfly_raw(&x[1][u], &x[3][u], w1, q, q2, pad);
             }
             UNROLL for (unsigned u = 0; u < 2; u++) {
                 ct_bfly(&x[0][u], &x[1][u], w2, q, q2);
@@ -211,23 +254,23 @@ fwd_chunks16(const struct mpce_harvey_tables *t, size_t n, size_t c0, __m512i *a
     __m512i *x = a, *y = b;
     UNROLL for (unsigned k = 0; k < K; k++) {
         const size_t c = c0 + k;
-        zip(&x[k], &y[k]);
-        ct_bfly(&x[k], &y[k], tw_rep4(w4 + 2 * c, w4s + 2 * c), q, q2);
+        cross_fwd(&x[k], &y[k]);
+        ct_bfly(&x[k], &y[k], tw_d4(w4 + 2 * c, w4s + 2 * c), q, q2);
     }
     UNROLL for (unsigned k = 0; k < K; k++) {
         const size_t c = c0 + k;
-        zip(&x[k], &y[k]);
-        ct_bfly(&x[k], &y[k], tw_rep2(w2 + 4 * c, w2s + 4 * c), q, q2);
+        unpack(&x[k], &y[k]);
+        ct_bfly(&x[k], &y[k], tw_d2(w2 + 4 * c, w2s + 4 * c), q, q2);
     }
     UNROLL for (unsigned k = 0; k < K; k++) {
         const size_t c = c0 + k;
-        zip(&x[k], &y[k]);
-        ct_bfly(&x[k], &y[k], tw_seq(w1 + 8 * c, w1s + 8 * c), q, q2);
+        cross_fwd(&x[k], &y[k]);
+        ct_bfly(&x[k], &y[k], tw_d1(w1 + 8 * c, w1s + 8 * c), q, q2);
     }
     UNROLL for (unsigned k = 0; k < K; k++) {
         x[k] = csub(csub(x[k], q2), q);
         y[k] = csub(csub(y[k], q2), q);
-        zip(&x[k], &y[k]);
+        unpack(&x[k], &y[k]);
     }
 }
 
@@ -331,21 +374,21 @@ inv_chunks16(const struct mpce_harvey_tables *t, size_t n, size_t c0, __m512i *a
     __m512i *x = a, *y = b;
     UNROLL for (unsigned k = 0; k < K; k++) {
         const size_t c = c0 + k;
-        unzip(&x[k], &y[k]);
-        gs_bfly(&x[k], &y[k], tw_seq(w1 + 8 * c, w1s + 8 * c), q, q2);
+        unpack(&x[k], &y[k]);
+        gs_bfly(&x[k], &y[k], tw_d1(w1 + 8 * c, w1s + 8 * c), q, q2);
     }
     UNROLL for (unsigned k = 0; k < K; k++) {
         const size_t c = c0 + k;
-        unzip(&x[k], &y[k]);
-        gs_bfly(&x[k], &y[k], tw_rep2(w2 + 4 * c, w2s + 4 * c), q, q2);
+        cross_inv(&x[k], &y[k]);
+        gs_bfly(&x[k], &y[k], tw_d2(w2 + 4 * c, w2s + 4 * c), q, q2);
     }
     UNROLL for (unsigned k = 0; k < K; k++) {
         const size_t c = c0 + k;
-        unzip(&x[k], &y[k]);
-        gs_bfly(&x[k], &y[k], tw_rep4(w4 + 2 * c, w4s + 2 * c), q, q2);
+        unpack(&x[k], &y[k]);
+        gs_bfly(&x[k], &y[k], tw_d4(w4 + 2 * c, w4s + 2 * c), q, q2);
     }
     UNROLL for (unsigned k = 0; k < K; k++)
-        unzip(&x[k], &y[k]);
+        cross_inv(&x[k], &y[k]);
 }
 
 /* The first four stages (distances 1, 2, 4, 8) on 16K-word groups from
