@@ -301,6 +301,23 @@ static void test_knob_paths(void)
     }
 }
 
+/* An implementation that fails its self-test is skipped, and every test
+ * above then runs without it and passes: this one fails instead, so that a
+ * wrong fold (say, a fast path only some CPUs take) cannot pass unseen. */
+static void test_no_failed_selftest(void)
+{
+    const mpce_impl_info *rows;
+    size_t n;
+    CU_ASSERT_FATAL(mpce_list(tu_engine(0), 1, &rows, &n) == MPCE_OK);
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(rows[i].primitive, "lpn") != 0)
+            continue;
+        if (strcmp(rows[i].selftest, "fail") == 0)
+            fprintf(stderr, "  %s: %s\n", rows[i].impl, rows[i].reason);
+        CU_ASSERT(strcmp(rows[i].selftest, "fail") != 0);
+    }
+}
+
 /* ---- (3) a call split in two continues the stream ------------------------ */
 
 static void test_continue(void)
@@ -401,6 +418,7 @@ static void test_invalid_fold(void)
 }
 
 static const struct tu_test tests[] = {
+    {"no LPN implementation failed its self-test", test_no_failed_selftest},
     {"known answers (every record, every implementation)", test_kat},
     {"differential against a reference on OpenSSL AES", test_diff},
     {"every knob path: chunk ends, prefetch, tails, misaligned out, 2 to 2^20 rows",
