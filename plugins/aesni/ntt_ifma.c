@@ -26,6 +26,12 @@ static inline struct tw tw_make(__m512i w, __m512i ws)
     return t;
 }
 
+static inline struct tw tw_prep(__m512i w, __m512i c)
+{
+    struct tw t = {w, c};
+    return t;
+}
+
 /* The low product of Q and 2^52 - q is -Q * q mod 2^52, so accumulating it
  * onto the low word of w * y leaves w * y - Q * q in the low 52 bits, and
  * the multiplier inputs read no others: mul_raw leaves the bits above. */

@@ -5,8 +5,9 @@
  * compile with their own flags and their own modular multiplication.
  *
  * Every kernel transforms one row of n words, n >= AESNI_NTT_VEC_MIN_N, over
- * the shared Harvey tables, reading in and writing out (in == out allowed,
- * no other overlap; any alignment), canonical in and canonical out.
+ * the shared Harvey tables and the kernel's own copy of the twiddles of its
+ * register stages, reading in and writing out (in == out allowed, no other
+ * overlap; any alignment), canonical in and canonical out.
  */
 #ifndef MPCE_AESNI_NTT_KERNELS_H
 #define MPCE_AESNI_NTT_KERNELS_H
@@ -21,18 +22,38 @@
 /* IFMA multiplies 52-bit limbs: lazy values below 4q must fit them. */
 #define AESNI_NTT_IFMA_MAX_Q (UINT64_C(1) << 50)
 
-void aesni_ntt_avx512_forward(const struct mpce_harvey_tables *t, size_t n, const uint64_t *in,
+/*
+ * One modulus's tables for the vector kernels: the Harvey tables, and n
+ * words each of twiddles (w, iw) and Shoup companions in the form the
+ * kernel's multiplication takes them (c, ic: w_shoup for AVX-512F,
+ * w_shoup >> 12 for IFMA), so the register stages load them as they are.
+ * Words [n/2, n), read only by the distance-1 stage, are permuted within
+ * each group of 8 as aesni_ntt_d1_lane() says, into that stage's lane order.
+ */
+struct aesni_ntt_tables {
+    const struct mpce_harvey_tables *t;
+    const uint64_t *w, *c;
+    const uint64_t *iw, *ic;
+};
+
+/* The word of a group of 8 distance-1 twiddles that lane j takes. */
+static inline unsigned aesni_ntt_d1_lane(unsigned j)
+{
+    return 4 * (j & 1) + (j >> 1);
+}
+
+void aesni_ntt_avx512_forward(const struct aesni_ntt_tables *k, size_t n, const uint64_t *in,
                               uint64_t *out);
-void aesni_ntt_avx512_inverse(const struct mpce_harvey_tables *t, size_t n, const uint64_t *in,
+void aesni_ntt_avx512_inverse(const struct aesni_ntt_tables *k, size_t n, const uint64_t *in,
                               uint64_t *out);
 /* Pointwise a * b mod q for any n that is a multiple of 8. */
 void aesni_ntt_avx512_mul(const struct mpce_harvey_tables *t, size_t n, const uint64_t *a,
                           const uint64_t *b, uint64_t *out);
 
 /* The same for moduli below AESNI_NTT_IFMA_MAX_Q only. */
-void aesni_ntt_ifma_forward(const struct mpce_harvey_tables *t, size_t n, const uint64_t *in,
+void aesni_ntt_ifma_forward(const struct aesni_ntt_tables *k, size_t n, const uint64_t *in,
                             uint64_t *out);
-void aesni_ntt_ifma_inverse(const struct mpce_harvey_tables *t, size_t n, const uint64_t *in,
+void aesni_ntt_ifma_inverse(const struct aesni_ntt_tables *k, size_t n, const uint64_t *in,
                             uint64_t *out);
 void aesni_ntt_ifma_mul(const struct mpce_harvey_tables *t, size_t n, const uint64_t *a,
                         const uint64_t *b, uint64_t *out);
@@ -44,7 +65,8 @@ void aesni_ntt_ifma_mul(const struct mpce_harvey_tables *t, size_t n, const uint
  *
  * The including file defines, before its one include of this header,
  * AESNI_NTT_FN(name) (the kernel's exported name), a twiddle type
- * `struct tw`, tw_make(w, w_shoup) building one from vectors of table
+ * `struct tw`, tw_make(w, w_shoup) building one from vectors of Harvey table
+ * words, tw_prep(w, c) the same from vectors of struct aesni_ntt_tables
  * words, mul_lazy(y, tw, q, q2) = w * y mod q in [0, 2q) for y < 4q, and
  * mul_raw(y, tw, q) and raw_pad(q2), the same product less reduced and the
  * multiple of q that keeps x - mul_raw(y) + pad non-negative (x < 2q).
@@ -92,31 +114,25 @@ static inline __m512i tw4_words(const uint64_t *w)
     return _mm512_mask_set1_epi64(_mm512_set1_epi64((long long)w[0]), 0xcc, (long long)w[1]);
 }
 
-static inline struct tw tw_d4(const uint64_t *w, const uint64_t *ws)
+static inline struct tw tw_d4(const uint64_t *w, const uint64_t *c)
 {
-    return tw_make(tw4_words(w), tw4_words(ws));
+    return tw_prep(tw4_words(w), tw4_words(c));
 }
 
-static inline struct tw tw_d2(const uint64_t *w, const uint64_t *ws)
+static inline __m512i tw2_words(const uint64_t *w)
 {
-    return tw_make(_mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)w)),
-                   _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)ws)));
+    return _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)w));
 }
 
-static inline __m512i tw1_words(const uint64_t *w)
+static inline struct tw tw_d2(const uint64_t *w, const uint64_t *c)
 {
-    /* w0 w4 w1 w5 w2 w6 w3 w7 */
-#ifdef TW1_EXPAND
-    return _mm512_mask_expandloadu_epi64(_mm512_maskz_expandloadu_epi64(0x55, w), 0xaa, w + 4);
-#else
-    return _mm512_permutexvar_epi64(_mm512_setr_epi64(0, 4, 1, 5, 2, 6, 3, 7),
-                                    _mm512_loadu_si512(w));
-#endif
+    return tw_prep(tw2_words(w), tw2_words(c));
 }
 
-static inline struct tw tw_d1(const uint64_t *w, const uint64_t *ws)
+/* w0 w4 w1 w5 w2 w6 w3 w7, stored so by ntt.c. */
+static inline struct tw tw_d1(const uint64_t *w, const uint64_t *c)
 {
-    return tw_make(tw1_words(w), tw1_words(ws));
+    return tw_prep(_mm512_loadu_si512(w), _mm512_loadu_si512(c));
 }
 
 /* Cooley-Tukey, x and y in [0, 4q) on entry and exit. */
@@ -245,27 +261,28 @@ static void fwd_radix4(const struct mpce_harvey_tables *t, size_t n, size_t m, s
  * out-of-order window to overlap with the next chunk's.
  */
 static inline __attribute__((always_inline)) void
-fwd_chunks16(const struct mpce_harvey_tables *t, size_t n, size_t c0, __m512i *a, __m512i *b,
+fwd_chunks16(const struct aesni_ntt_tables *kt, size_t n, size_t c0, __m512i *a, __m512i *b,
              const unsigned K, __m512i q, __m512i q2)
 {
-    const uint64_t *w4 = t->w + n / 8, *w4s = t->w_shoup + n / 8;
-    const uint64_t *w2 = t->w + n / 4, *w2s = t->w_shoup + n / 4;
-    const uint64_t *w1 = t->w + n / 2, *w1s = t->w_shoup + n / 2;
+    const uint64_t *w = kt->w, *cw = kt->c;
     __m512i *x = a, *y = b;
     UNROLL for (unsigned k = 0; k < K; k++) {
         const size_t c = c0 + k;
         cross_fwd(&x[k], &y[k]);
-        ct_bfly(&x[k], &y[k], tw_d4(w4 + 2 * c, w4s + 2 * c), q, q2);
+        const size_t o = n / 8 + 2 * c;
+        ct_bfly(&x[k], &y[k], tw_d4(w + o, cw + o), q, q2);
     }
     UNROLL for (unsigned k = 0; k < K; k++) {
         const size_t c = c0 + k;
         unpack(&x[k], &y[k]);
-        ct_bfly(&x[k], &y[k], tw_d2(w2 + 4 * c, w2s + 4 * c), q, q2);
+        const size_t o = n / 4 + 4 * c;
+        ct_bfly(&x[k], &y[k], tw_d2(w + o, cw + o), q, q2);
     }
     UNROLL for (unsigned k = 0; k < K; k++) {
         const size_t c = c0 + k;
         cross_fwd(&x[k], &y[k]);
-        ct_bfly(&x[k], &y[k], tw_d1(w1 + 8 * c, w1s + 8 * c), q, q2);
+        const size_t o = n / 2 + 8 * c;
+        ct_bfly(&x[k], &y[k], tw_d1(w + o, cw + o), q, q2);
     }
     UNROLL for (unsigned k = 0; k < K; k++) {
         x[k] = csub(csub(x[k], q2), q);
@@ -277,11 +294,11 @@ fwd_chunks16(const struct mpce_harvey_tables *t, size_t n, size_t c0, __m512i *a
 /* The last four stages (distances 8, 4, 2, 1) on 16K-word groups from
  * word wb on, K = 2, 4 or 8. */
 static inline __attribute__((always_inline)) void
-fwd_tail_k(const struct mpce_harvey_tables *t, size_t n, size_t wb, size_t we,
+fwd_tail_k(const struct aesni_ntt_tables *kt, size_t n, size_t wb, size_t we,
            const uint64_t *src, uint64_t *dst, const unsigned K)
 {
-    const __m512i q = _mm512_set1_epi64((long long)t->q), q2 = _mm512_add_epi64(q, q);
-    const uint64_t *w8 = t->w + n / 16, *w8s = t->w_shoup + n / 16;
+    const __m512i q = _mm512_set1_epi64((long long)kt->t->q), q2 = _mm512_add_epi64(q, q);
+    const uint64_t *w8 = kt->t->w + n / 16, *w8s = kt->t->w_shoup + n / 16;
     for (size_t o = wb; o < we; o += 16 * K) {
         __m512i a[8], b[8];
         UNROLL for (unsigned k = 0; k < K; k++) {
@@ -292,7 +309,7 @@ fwd_tail_k(const struct mpce_harvey_tables *t, size_t n, size_t wb, size_t we,
             const size_t c = o / 16 + k;
             ct_bfly(&a[k], &b[k], tw_bcast(w8[c], w8s[c]), q, q2);
         }
-        fwd_chunks16(t, n, o / 16, a, b, K, q, q2);
+        fwd_chunks16(kt, n, o / 16, a, b, K, q, q2);
         UNROLL for (unsigned k = 0; k < K; k++) {
             _mm512_storeu_si512(dst + o + 16 * k, a[k]);
             _mm512_storeu_si512(dst + o + 16 * k + 8, b[k]);
@@ -302,39 +319,41 @@ fwd_tail_k(const struct mpce_harvey_tables *t, size_t n, size_t wb, size_t we,
 
 /* Words [wb, we) through the last four stages: a multiple of 64 words, or
  * the 32 of a 32-word row. */
-static void fwd_tail(const struct mpce_harvey_tables *t, size_t n, size_t wb, size_t we,
+static void fwd_tail(const struct aesni_ntt_tables *kt, size_t n, size_t wb, size_t we,
                      const uint64_t *src, uint64_t *dst)
 {
     if ((we - wb) % 128 == 0)
-        fwd_tail_k(t, n, wb, we, src, dst, 8);
+        fwd_tail_k(kt, n, wb, we, src, dst, 8);
     else if (we - wb == 64)
-        fwd_tail_k(t, n, wb, we, src, dst, 4);
+        fwd_tail_k(kt, n, wb, we, src, dst, 4);
     else
-        fwd_tail_k(t, n, wb, we, src, dst, 2);
+        fwd_tail_k(kt, n, wb, we, src, dst, 2);
 }
 
 /* The memory stages m, 4m, ... (distance >= 16, an even number of them)
  * on the stage-m blocks [ib, ie), then their tail. */
-static void fwd_part(const struct mpce_harvey_tables *t, size_t n, size_t m, size_t ib,
+static void fwd_part(const struct aesni_ntt_tables *kt, size_t n, size_t m, size_t ib,
                      size_t ie, const uint64_t *src, uint64_t *dst)
 {
+    const struct mpce_harvey_tables *t = kt->t;
     for (; 32 * m <= n; m <<= 2) {
         fwd_radix4(t, n, m, ib, ie, src, dst);
         ib *= 4, ie *= 4, src = dst;
     }
     /* Block i of stage m is words [i * n / m, (i + 1) * n / m). */
-    fwd_tail(t, n, ib * (n / m), ie * (n / m), src, dst);
+    fwd_tail(kt, n, ib * (n / m), ie * (n / m), src, dst);
 }
 
-void AESNI_NTT_FN(forward)(const struct mpce_harvey_tables *t, size_t n, const uint64_t *in,
+void AESNI_NTT_FN(forward)(const struct aesni_ntt_tables *kt, size_t n, const uint64_t *in,
                            uint64_t *out)
 {
+    const struct mpce_harvey_tables *t = kt->t;
     const __m512i q = _mm512_set1_epi64((long long)t->q), q2 = _mm512_add_epi64(q, q);
     if (n < 32) {
         /* n = 16: the distance-8 stage, then the 16-word chunk. */
         __m512i a = _mm512_loadu_si512(in), b = _mm512_loadu_si512(in + 8);
         ct_bfly(&a, &b, tw_bcast(t->w[1], t->w_shoup[1]), q, q2);
-        fwd_chunks16(t, n, 0, &a, &b, 1, q, q2);
+        fwd_chunks16(kt, n, 0, &a, &b, 1, q, q2);
         _mm512_storeu_si512(out, a);
         _mm512_storeu_si512(out + 8, b);
         return;
@@ -356,7 +375,7 @@ void AESNI_NTT_FN(forward)(const struct mpce_harvey_tables *t, size_t n, const u
      * finish it before the next. */
     const size_t per = n / m >= 32 ? 1 : 32 * m / n;
     for (size_t i = 0; i < m; i += per)
-        fwd_part(t, n, m, i, i + per, src, out);
+        fwd_part(kt, n, m, i, i + per, src, out);
 }
 
 /* ---- inverse ------------------------------------------------------------- */
@@ -365,27 +384,28 @@ void AESNI_NTT_FN(forward)(const struct mpce_harvey_tables *t, size_t n, const u
  * in (a[k], b[k]) in natural order, returned in natural order; the chunks
  * go through each stage together, as in fwd_chunks16. */
 static inline __attribute__((always_inline)) void
-inv_chunks16(const struct mpce_harvey_tables *t, size_t n, size_t c0, __m512i *a, __m512i *b,
+inv_chunks16(const struct aesni_ntt_tables *kt, size_t n, size_t c0, __m512i *a, __m512i *b,
              const unsigned K, __m512i q, __m512i q2)
 {
-    const uint64_t *w1 = t->iw + n / 2, *w1s = t->iw_shoup + n / 2;
-    const uint64_t *w2 = t->iw + n / 4, *w2s = t->iw_shoup + n / 4;
-    const uint64_t *w4 = t->iw + n / 8, *w4s = t->iw_shoup + n / 8;
+    const uint64_t *w = kt->iw, *cw = kt->ic;
     __m512i *x = a, *y = b;
     UNROLL for (unsigned k = 0; k < K; k++) {
         const size_t c = c0 + k;
         unpack(&x[k], &y[k]);
-        gs_bfly(&x[k], &y[k], tw_d1(w1 + 8 * c, w1s + 8 * c), q, q2);
+        const size_t o = n / 2 + 8 * c;
+        gs_bfly(&x[k], &y[k], tw_d1(w + o, cw + o), q, q2);
     }
     UNROLL for (unsigned k = 0; k < K; k++) {
         const size_t c = c0 + k;
         cross_inv(&x[k], &y[k]);
-        gs_bfly(&x[k], &y[k], tw_d2(w2 + 4 * c, w2s + 4 * c), q, q2);
+        const size_t o = n / 4 + 4 * c;
+        gs_bfly(&x[k], &y[k], tw_d2(w + o, cw + o), q, q2);
     }
     UNROLL for (unsigned k = 0; k < K; k++) {
         const size_t c = c0 + k;
         unpack(&x[k], &y[k]);
-        gs_bfly(&x[k], &y[k], tw_d4(w4 + 2 * c, w4s + 2 * c), q, q2);
+        const size_t o = n / 8 + 2 * c;
+        gs_bfly(&x[k], &y[k], tw_d4(w + o, cw + o), q, q2);
     }
     UNROLL for (unsigned k = 0; k < K; k++)
         cross_inv(&x[k], &y[k]);
@@ -394,18 +414,18 @@ inv_chunks16(const struct mpce_harvey_tables *t, size_t n, size_t c0, __m512i *a
 /* The first four stages (distances 1, 2, 4, 8) on 16K-word groups from
  * word wb on, K = 2, 4 or 8. */
 static inline __attribute__((always_inline)) void
-inv_head_k(const struct mpce_harvey_tables *t, size_t n, size_t wb, size_t we,
+inv_head_k(const struct aesni_ntt_tables *kt, size_t n, size_t wb, size_t we,
            const uint64_t *src, uint64_t *dst, const unsigned K)
 {
-    const __m512i q = _mm512_set1_epi64((long long)t->q), q2 = _mm512_add_epi64(q, q);
-    const uint64_t *w8 = t->iw + n / 16, *w8s = t->iw_shoup + n / 16;
+    const __m512i q = _mm512_set1_epi64((long long)kt->t->q), q2 = _mm512_add_epi64(q, q);
+    const uint64_t *w8 = kt->t->iw + n / 16, *w8s = kt->t->iw_shoup + n / 16;
     for (size_t o = wb; o < we; o += 16 * K) {
         __m512i a[8], b[8];
         UNROLL for (unsigned k = 0; k < K; k++) {
             a[k] = _mm512_loadu_si512(src + o + 16 * k);
             b[k] = _mm512_loadu_si512(src + o + 16 * k + 8);
         }
-        inv_chunks16(t, n, o / 16, a, b, K, q, q2);
+        inv_chunks16(kt, n, o / 16, a, b, K, q, q2);
         UNROLL for (unsigned k = 0; k < K; k++) {
             const size_t c = o / 16 + k;
             gs_bfly(&a[k], &b[k], tw_bcast(w8[c], w8s[c]), q, q2);
@@ -417,15 +437,15 @@ inv_head_k(const struct mpce_harvey_tables *t, size_t n, size_t wb, size_t we,
 
 /* Words [wb, we) through the first four stages: a multiple of 64 words, or
  * the 32 of a 32-word row. */
-static void inv_head(const struct mpce_harvey_tables *t, size_t n, size_t wb, size_t we,
+static void inv_head(const struct aesni_ntt_tables *kt, size_t n, size_t wb, size_t we,
                      const uint64_t *src, uint64_t *dst)
 {
     if ((we - wb) % 128 == 0)
-        inv_head_k(t, n, wb, we, src, dst, 8);
+        inv_head_k(kt, n, wb, we, src, dst, 8);
     else if (we - wb == 64)
-        inv_head_k(t, n, wb, we, src, dst, 4);
+        inv_head_k(kt, n, wb, we, src, dst, 4);
     else
-        inv_head_k(t, n, wb, we, src, dst, 2);
+        inv_head_k(kt, n, wb, we, src, dst, 2);
 }
 
 /* The stage of distance g (>= 8) on its blocks [ib, ie), in place. */
@@ -530,14 +550,15 @@ static void inv_last4(const struct mpce_harvey_tables *t, size_t n, uint64_t *a)
     }
 }
 
-void AESNI_NTT_FN(inverse)(const struct mpce_harvey_tables *t, size_t n, const uint64_t *in,
+void AESNI_NTT_FN(inverse)(const struct aesni_ntt_tables *kt, size_t n, const uint64_t *in,
                            uint64_t *out)
 {
+    const struct mpce_harvey_tables *t = kt->t;
     const __m512i q = _mm512_set1_epi64((long long)t->q), q2 = _mm512_add_epi64(q, q);
     if (n < 32) {
         /* n = 16: the 16-word chunk, then the last stage (distance 8). */
         __m512i a = _mm512_loadu_si512(in), b = _mm512_loadu_si512(in + 8);
-        inv_chunks16(t, n, 0, &a, &b, 1, q, q2);
+        inv_chunks16(kt, n, 0, &a, &b, 1, q, q2);
         inv_last_bfly(&a, &b, tw_bcast(t->ninv, t->ninv_shoup),
                       tw_bcast(t->last_w, t->last_w_shoup), q, q2);
         _mm512_storeu_si512(out, a);
@@ -552,7 +573,7 @@ void AESNI_NTT_FN(inverse)(const struct mpce_harvey_tables *t, size_t n, const u
     const size_t blk = n < AESNI_NTT_BLOCK ? n : AESNI_NTT_BLOCK;
     size_t g = 16;
     for (size_t b0 = 0; b0 < n; b0 += blk) {
-        inv_head(t, n, b0, b0 + blk, in, out);
+        inv_head(kt, n, b0, b0 + blk, in, out);
         g = 16;
         if ((stages & 1) && stages > 1) {
             inv_radix2(t, n, g, b0 / 32, (b0 + blk) / 32, out);
