@@ -21,7 +21,8 @@ static const struct mpce_knob mpce_lpn_knob_chunk = {
     .struct_size = sizeof(struct mpce_knob),
     .name = "chunk",
     .ops = "lpn.fold",
-    .about = "outputs per PRG call; their index blocks and indices stay in L1",
+    .about = "outputs per PRG call; their index blocks stay in L1 (no effect where the "
+             "backend runs its AES inside the row loop)",
     .default_value = MPCE_LPN_CHUNK,
     .n_values = sizeof(mpce_lpn_chunk_values) / sizeof(mpce_lpn_chunk_values[0]),
     .values = mpce_lpn_chunk_values,
@@ -30,7 +31,8 @@ static const struct mpce_knob mpce_lpn_knob_prefetch = {
     .struct_size = sizeof(struct mpce_knob),
     .name = "prefetch",
     .ops = "lpn.fold",
-    .about = "outputs ahead whose table rows are prefetched (0: none)",
+    .about = "outputs ahead whose table rows are prefetched (0: none; none where the "
+             "backend runs its AES inside the row loop)",
     .default_value = MPCE_LPN_PREFETCH,
     .n_values = sizeof(mpce_lpn_prefetch_values) / sizeof(mpce_lpn_prefetch_values[0]),
     .values = mpce_lpn_prefetch_values,
