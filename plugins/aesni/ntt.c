@@ -76,6 +76,11 @@ static int state_new(size_t n, size_t l, const uint64_t *q, const uint64_t *psi,
             prep_table(t->w, t->w_shoup, n, kind, w, c);
             prep_table(t->iw, t->iw_shoup, n, kind, iw, ic);
             s->tabs[j] = (struct aesni_ntt_tables){.t = t, .w = w, .c = c, .iw = iw, .ic = ic};
+            for (int k = 0; k < 2; k++) {
+                uint64_t v = mpce_harvey_mulmod(t->iw[2 + k], t->ninv, t->q);
+                s->tabs[j].last4_w[k] = v;
+                s->tabs[j].last4_shoup[k] = mpce_harvey_shoup(v, t->q);
+            }
         }
     }
     *state = s;
