@@ -448,23 +448,28 @@ mpce_status mpce_dpf_eval_keys(mpce_dpf *ctx, const char *impl, const mpce_dpf_k
     if (nkeys && (!keys || !points || !out))
         return mpce_error(MPCE_ERR_ARG, "%s: %s is NULL", fn,
                           !keys ? "keys" : !points ? "points" : "out");
-    mpce_status st;
-    for (size_t i = 0; i < nkeys; i++)
-        if ((st = check_key(fn, "keys", i, ctx, keys[i])) != MPCE_OK)
-            return st;
-    if ((st = check_points(fn, points, nkeys, ctx->bits)) != MPCE_OK)
+    mpce_status st = check_points(fn, points, nkeys, ctx->bits);
+    if (st != MPCE_OK)
         return st;
     struct dpf_args a = {.points = points, .out = out, .osz = mpce_dpf_output_size(ctx->group)};
     struct mpce_job job = eval_job(MPCE_OP_dpf_eval_keys, &a, nkeys);
     st = mpce_ctx_route(&ctx->base, fn, job.op, nkeys, nkeys, impl, &job.route);
     if (st != MPCE_OK || nkeys == 0)
         return st;
-    /* The ABI takes the plain v1 structs; mpce_dpf_key wraps exactly one. */
+    /* The ABI takes the plain v1 structs; mpce_dpf_key wraps exactly one.
+     * Each key is checked as its pointer is taken: one pass over keys that
+     * are as likely as not in memory, not two (mpce_dpf_keys_new checks a
+     * batch once for all its calls). */
     const struct mpce_dpf_key_v1 **raw = malloc(nkeys * sizeof(*raw));
     if (!raw)
         return mpce_error(MPCE_ERR_NOMEM, "%s: out of memory", fn);
-    for (size_t i = 0; i < nkeys; i++)
+    for (size_t i = 0; i < nkeys; i++) {
+        if ((st = check_key(fn, "keys", i, ctx, keys[i])) != MPCE_OK) {
+            free(raw);
+            return st;
+        }
         raw[i] = &keys[i]->k;
+    }
     a.keys = raw;
     st = mpce_job_run(ctx->base.engine, &job);
     free(raw);
