@@ -410,6 +410,59 @@ static void test_cross_impl(void)
     }
 }
 
+/* Inputs at the extremes of [0, q) through both directions at sizes that
+ * take every path of the vector kernels (their smallest rows, both stage
+ * parities, rows split into blocks), one modulus at a time so that IFMA
+ * serves the 50-bit one: every implementation writes what the first does. */
+static void test_extremes_every_path(void)
+{
+    const char *names[MAX_IMPLS];
+    size_t ni = ntt_impls(names);
+    static const size_t sizes[] = {16, 32, 64, 128, 256, 2048, 4096, 8192, 16384};
+    const uint64_t mods[] = {Q61, Q50, Q60};
+    if (ni == 0)
+        return; /* impls_listed reports it */
+    for (size_t m = 0; m < sizeof(mods) / sizeof(mods[0]); m++) {
+        const uint64_t q = mods[m];
+        for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+            const size_t n = sizes[s];
+            mpce_ntt *ctx = make_ctx(n, &q, 1);
+            uint64_t *x = alloc_words(n), *ref = alloc_words(n), *y = alloc_words(n);
+            for (int pattern = 0; pattern < 4; pattern++) {
+                for (size_t i = 0; i < n; i++) {
+                    switch (pattern) {
+                    case 0: x[i] = q - 1; break;
+                    case 1: x[i] = (i & 1) ? q - 1 : 0; break;
+                    case 2: x[i] = i < n / 2 ? q - 1 : 0; break;
+                    default: x[i] = q - 1 - (i * 7919 % 64); break;
+                    }
+                }
+                for (int dir = 0; dir < 2; dir++) {
+                    mpce_status (*op)(mpce_ntt *, const char *, const uint64_t *, uint64_t *,
+                                      size_t) = dir ? mpce_ntt_inverse : mpce_ntt_forward;
+                    CU_ASSERT_EQUAL(op(ctx, names[0], x, ref, 1), MPCE_OK);
+                    for (size_t k = 1; k < ni; k++) {
+                        if (!tu_ntt_serves(ctx, names[k]))
+                            continue;
+                        memcpy(y, x, n * 8);
+                        CU_ASSERT_EQUAL(op(ctx, names[k], y, y, 1), MPCE_OK);
+                        if (memcmp(y, ref, n * 8) != 0) {
+                            fprintf(stderr, "  %s %s: q = %#llx, N = %zu, pattern %d\n",
+                                    names[k], dir ? "inverse" : "forward",
+                                    (unsigned long long)q, n, pattern);
+                            CU_FAIL("extreme input mismatch");
+                        }
+                    }
+                }
+            }
+            free(x);
+            free(ref);
+            free(y);
+            mpce_ntt_free(ctx);
+        }
+    }
+}
+
 /* ---- multiplication ----------------------------------------------------- */
 
 /* c = a * b mod (X^n + 1, q), the definition. */
@@ -952,6 +1005,7 @@ static const struct tu_test tests[] = {
     {"round_trip", test_round_trip},
     {"extremes", test_extremes},
     {"cross_impl", test_cross_impl},
+    {"extremes at every kernel path", test_extremes_every_path},
     {"mul_schoolbook", test_mul_schoolbook},
     {"forward equals SPEC's sum on random inputs", test_reference},
     {"invalid_new", test_invalid_new},
