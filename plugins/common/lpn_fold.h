@@ -26,6 +26,18 @@
 
 #define MPCE_LPN_D MPCE_SPEC_LPN_D
 
+/* For the row loop, also inside a caller compiled for a wider ISA (the
+ * fused fold below): a call into a copy compiled for the baseline would
+ * run legacy SSE encodings after AVX-512 code, and each of those waits to
+ * merge the dirty upper half of its register, tying an output's loads to
+ * the previous output's result. */
+#if defined(__GNUC__)
+#define MPCE_LPN_ALWAYS_INLINE static inline __attribute__((always_inline))
+#else
+#define MPCE_LPN_ALWAYS_INLINE static inline
+#endif
+
+
 /* The fold's knobs (plugins/common/skeleton_knobs.h declares them), in the
  * order of the call's knob values. chunk: outputs per PRG call, whose index
  * blocks live on the stack (10 KiB at 256); prefetch: outputs ahead whose
@@ -117,7 +129,7 @@ static inline mpce_lpn__row mpce_lpn__row_of(const uint8_t *table, uint32_t mask
  * many rows as it can; every load is independent, and the two XOR chains
  * wait on the loads without holding anything up.
  */
-static inline void mpce_lpn__fold_rows(const uint8_t *table, uint32_t mask, const uint8_t *w,
+MPCE_LPN_ALWAYS_INLINE void mpce_lpn__fold_rows(const uint8_t *table, uint32_t mask, const uint8_t *w,
                                        size_t stride, uint8_t *out, size_t cnt,
                                        const uint8_t *pf)
 {
@@ -214,12 +226,6 @@ static inline int mpce_lpn_fold_range(const struct mpce_prg_ops *prg, void *prg_
 #define MPCE_LPN_GROUP 8u /* outputs a generated piece serves */
 #define MPCE_LPN_GROUP_BLOCKS (MPCE_LPN_GROUP * MPCE_LPN_D / 4u) /* 20 */
 #define MPCE_LPN_LEAD 2u  /* groups made ahead of the one being read */
-
-#if defined(__GNUC__)
-#define MPCE_LPN_ALWAYS_INLINE static inline __attribute__((always_inline))
-#else
-#define MPCE_LPN_ALWAYS_INLINE static inline
-#endif
 
 /* gen(key, b, dst): the MPCE_LPN_GROUP_BLOCKS blocks ctr(seed, b + i) into
  * dst, for the backend's key state. */
