@@ -118,18 +118,13 @@ static mpce_status check_batch(const char *fn, const mpce_ntt *ctx, size_t batch
 /* SPEC.md: plugins may assume canonical inputs, so the engine checks them in
  * one pass before any output is written. Polynomials [b0, b1) of v. */
 /* Whether any of row[0 .. n) is >= q, for q <= 2^62 (every modulus the
- * engine accepts: below 2^61). x >= q exactly when q - 1 - x borrows into bit 63 or x
- * has it set, so the test is subtractions, ORs and one shift: on vectors
- * of four words (GCC and clang vector extensions: AVX2, or pairs of SSE2
- * or NEON operations, which lack a 64-bit unsigned compare), eight words a
- * step. It was a scalar compare per word, 15 % of a 4096-point NTT call. */
-#if defined(__GNUC__) && defined(__x86_64__) && defined(__ELF__) && !defined(__SANITIZE_ADDRESS__)
-/* AVX2 where the CPU has it (chosen once, at load, by the dynamic linker):
- * a product reads two inputs and does little else, so the check is a large
- * share of it. */
-__attribute__((target_clones("avx2", "default")))
-#endif
-static int row_has_noncanonical(const uint64_t *row, size_t n, uint64_t q)
+ * engine accepts: below 2^61). x >= q exactly when q - 1 - x borrows into
+ * bit 63 or x has it set, so the portable test is subtractions, ORs and
+ * one shift: on vectors of four words (GCC and clang vector extensions:
+ * AVX2, or pairs of SSE2 or NEON operations, which lack a 64-bit unsigned
+ * compare), eight words a step. It was a scalar compare per word, 15 % of
+ * a 4096-point NTT call. */
+static int row_has_noncanonical_portable(const uint64_t *row, size_t n, uint64_t q)
 {
     const uint64_t qm1 = q - 1;
     size_t i = 0;
@@ -149,6 +144,63 @@ static int row_has_noncanonical(const uint64_t *row, size_t n, uint64_t q)
     for (; i < n; i++)
         bad |= ((qm1 - row[i]) | row[i]) >> 63;
     return bad != 0;
+}
+
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
+#include <immintrin.h>
+#define NTT_CHECK_AVX 1
+/* AVX2: the portable steps on ymm registers. A product reads two inputs
+ * and does little else, so the check's instructions are a large share. */
+__attribute__((target("avx2"))) static int row_has_noncanonical_avx2(const uint64_t *row,
+                                                                      size_t n, uint64_t q)
+{
+    return row_has_noncanonical_portable(row, n, q);
+}
+
+/* AVX-512: the largest word is all that matters, one unsigned max per
+ * eight words, a third of the portable steps' work. */
+__attribute__((target("avx512f"))) static int row_has_noncanonical_avx512(const uint64_t *row,
+                                                                          size_t n, uint64_t q)
+{
+    __m512i m0 = _mm512_setzero_si512(), m1 = m0;
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        m0 = _mm512_max_epu64(m0, _mm512_loadu_si512((const void *)(row + i)));
+        m1 = _mm512_max_epu64(m1, _mm512_loadu_si512((const void *)(row + i + 8)));
+    }
+    uint64_t top = _mm512_reduce_max_epu64(_mm512_max_epu64(m0, m1));
+    for (; i < n; i++)
+        top = row[i] > top ? row[i] : top;
+    return top >= q;
+}
+
+typedef int (*noncanonical_fn)(const uint64_t *, size_t, uint64_t);
+
+static noncanonical_fn pick_noncanonical(void)
+{
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f"))
+        return row_has_noncanonical_avx512;
+    if (__builtin_cpu_supports("avx2"))
+        return row_has_noncanonical_avx2;
+    return row_has_noncanonical_portable;
+}
+#endif
+
+static int row_has_noncanonical(const uint64_t *row, size_t n, uint64_t q)
+{
+#if defined(NTT_CHECK_AVX)
+    /* Chosen on first use; a race only stores the same pointer twice. */
+    static noncanonical_fn fn;
+    noncanonical_fn f = __atomic_load_n(&fn, __ATOMIC_RELAXED);
+    if (f == NULL) {
+        f = pick_noncanonical();
+        __atomic_store_n(&fn, f, __ATOMIC_RELAXED);
+    }
+    return f(row, n, q);
+#else
+    return row_has_noncanonical_portable(row, n, q);
+#endif
 }
 
 static mpce_status check_canonical(const char *fn, const char *arg, const mpce_ntt *ctx,
