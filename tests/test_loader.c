@@ -345,16 +345,27 @@ static void test_older_minor(void)
     /* A key batch on a table without eval_batch (2.3): the engine unpacks
      * it and calls eval_keys. */
     {
-        const mpce_dpf_key *kk[3] = {k1, k0, k1};
-        uint64_t xs[3] = {12345, 12345, 7};
-        uint8_t got[24], want[24];
+        /* More keys than one unpacked run (256), from an offset. */
+        enum { NK = 600, FIRST = 7, N = NK - FIRST - 2 };
+        const mpce_dpf_key **kk = malloc(NK * sizeof(*kk));
+        uint64_t *xs = malloc(N * sizeof(*xs)), st = 5;
+        uint8_t *got = malloc(8 * N), *want = malloc(8 * N);
+        CU_ASSERT_FATAL(kk && xs && got && want);
+        for (size_t i = 0; i < NK; i++)
+            kk[i] = (i * 7) % 3 ? k0 : k1;
+        for (size_t i = 0; i < N; i++)
+            xs[i] = i % 5 == 0 ? 12345 : tu_splitmix64(&st) & 0xffff;
         mpce_dpf_keys *bt;
-        CU_ASSERT_FATAL(mpce_dpf_keys_new(ctx, kk, 3, &bt) == MPCE_OK);
-        CU_ASSERT_EQUAL(mpce_dpf_eval_batch(ctx, "dpf-test-oldminor", bt, 0, xs, 3, got),
+        CU_ASSERT_FATAL(mpce_dpf_keys_new(ctx, kk, NK, &bt) == MPCE_OK);
+        CU_ASSERT_EQUAL(mpce_dpf_eval_batch(ctx, "dpf-test-oldminor", bt, FIRST, xs, N, got),
                         MPCE_OK);
-        CU_ASSERT_EQUAL(mpce_dpf_eval_keys(ctx, "dpf-soft", kk, xs, 3, want), MPCE_OK);
-        CU_ASSERT(memcmp(got, want, sizeof(got)) == 0);
+        CU_ASSERT_EQUAL(mpce_dpf_eval_keys(ctx, "dpf-soft", kk + FIRST, xs, N, want), MPCE_OK);
+        CU_ASSERT(memcmp(got, want, 8 * N) == 0);
         mpce_dpf_keys_free(bt);
+        free(kk);
+        free(xs);
+        free(got);
+        free(want);
     }
     mpce_dpf_key_free(k0);
     mpce_dpf_key_free(k1);

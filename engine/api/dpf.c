@@ -168,6 +168,12 @@ static int eval_batch_unpacked(const struct mpce_job *job, const struct mpce_cal
 {
     enum { RUN = 256 };
     const mpce_dpf *ctx = a->ctx;
+    /* Each run must be finished before the next overwrites the keys: the
+     * runs are plain host calls even for an implementation that could
+     * complete them later (a call without `done` finishes before it
+     * returns). */
+    struct mpce_call sync = *call;
+    sync.done = NULL;
     struct mpce_dpf_key_v1 *keys = malloc(RUN * sizeof(*keys));
     const struct mpce_dpf_key_v1 **ptrs = malloc(RUN * sizeof(*ptrs));
     int rc = keys && ptrs ? 0 : MPCE_ERR_NOMEM;
@@ -178,7 +184,7 @@ static int eval_batch_unpacked(const struct mpce_job *job, const struct mpce_cal
                                     (unsigned)ctx->group, ctx->kl, ctx->kr, &keys[j]);
             ptrs[j] = &keys[j];
         }
-        rc = mpce_op_dpf_eval_keys(&job->route.slot->ops.dpf, job->route.state, call, ptrs,
+        rc = mpce_op_dpf_eval_keys(&job->route.slot->ops.dpf, job->route.state, &sync, ptrs,
                                    a->points + at, cnt, a->out + at * a->osz);
     }
     if (keys)

@@ -85,6 +85,16 @@ static void *zalloc(struct run *r, size_t len)
     return keep(r, calloc(1, len ? len : 1));
 }
 
+/* zalloc on a 64-byte boundary, as plugin.h promises a key batch's arrays. */
+static void *zalloc64(struct run *r, size_t len)
+{
+    const size_t size = (len + 63) & ~(size_t)63;
+    void *p = aligned_alloc(64, size ? size : 64);
+    if (p)
+        memset(p, 0, size ? size : 64);
+    return keep(r, p);
+}
+
 /* Release everything the record allocated, the plugin state included. */
 static void finish(struct run *r)
 {
@@ -489,11 +499,11 @@ static int dpf_check_batch(struct run *r, const struct mpce_dpf_key_v1 *const ke
     const size_t nk = npts + 1, bits = keys[0]->bits;
     const struct mpce_spec_dpf_batch_rw rw = {
         .nkeys = nk,
-        .seed = zalloc(r, 16 * nk),
-        .party = zalloc(r, nk),
-        .cw_tr = zalloc(r, 8 * nk),
-        .cw_out = zalloc(r, 16 * nk),
-        .cw_s = zalloc(r, 16 * nk * bits + 1),
+        .seed = zalloc64(r, 16 * nk),
+        .party = zalloc64(r, nk),
+        .cw_tr = zalloc64(r, 8 * nk),
+        .cw_out = zalloc64(r, 16 * nk),
+        .cw_s = zalloc64(r, 16 * nk * bits),
     };
     if (!rw.seed || !rw.party || !rw.cw_tr || !rw.cw_out || !rw.cw_s)
         return fail(r, "out of memory");

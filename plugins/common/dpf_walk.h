@@ -575,6 +575,12 @@ static inline int mpce_dpfw_eval_batch(const struct mpce_dpf_walk *w,
         }
         rc = mpce_dpf__eval_batches(w, t, ptrs, 1, points + base, cnt, out + base * osz);
     }
+    if (keys != NULL) {
+        /* Whole keys: one party's secret shares. */
+        volatile uint8_t *p = (volatile uint8_t *)keys;
+        for (size_t i = 0; i < run * sizeof(*keys); i++)
+            p[i] = 0;
+    }
     free(keys);
     free(ptrs);
     return rc;
