@@ -15,6 +15,7 @@
 
 #include <openssl/sha.h>
 
+#include "engine/spec/ntt_params.h"
 #include "engine/verify/kat.h"
 #include "testutil.h"
 
@@ -920,6 +921,44 @@ static void test_canonical_every_position(void)
     }
 }
 
+/* Every variant of the input check this CPU runs (portable, AVX2,
+ * AVX-512: the API uses only the best) on rows of every length around the
+ * vector steps, from a misaligned start: q - 1 everywhere passes, one bad
+ * word anywhere fails. */
+static void test_check_variants(void)
+{
+    static const uint64_t mods[] = {Q61, Q50};
+    for (size_t m = 0; m < 2; m++) {
+        const uint64_t q = mods[m];
+        const uint64_t bad_values[] = {q, q + 1, UINT64_C(1) << 62, UINT64_MAX};
+        uint64_t *buf = alloc_words(72);
+        uint64_t *row = buf + 1; /* 8-byte aligned, not 64 */
+        for (size_t n = 1; n <= 70; n++) {
+            int v[4];
+            for (size_t i = 0; i < n; i++)
+                row[i] = q - 1 - (i % 3);
+            unsigned k = mpce_ntt_check_variants(row, n, q, v);
+            CU_ASSERT_FATAL(k >= 1 && k <= 3);
+            for (unsigned j = 0; j < k; j++)
+                CU_ASSERT_EQUAL(v[j], 0);
+            for (size_t pos = 0; pos < n; pos++)
+                for (size_t b = 0; b < sizeof(bad_values) / sizeof(bad_values[0]); b++) {
+                    const uint64_t keep = row[pos];
+                    row[pos] = bad_values[b];
+                    mpce_ntt_check_variants(row, n, q, v);
+                    for (unsigned j = 0; j < k; j++)
+                        if (v[j] != 1) {
+                            printf("\n  check variant %u missed %llu at %zu of %zu\n", j,
+                                   (unsigned long long)bad_values[b], pos, n);
+                            CU_FAIL("a check variant missed a bad word");
+                        }
+                    row[pos] = keep;
+                }
+        }
+        free(buf);
+    }
+}
+
 static void test_invalid_ops(void)
 {
     const char *names[MAX_IMPLS];
@@ -1011,6 +1050,7 @@ static const struct tu_test tests[] = {
     {"invalid_new", test_invalid_new},
     {"invalid_ops", test_invalid_ops},
     {"canonical check: every position, every bad value", test_canonical_every_position},
+    {"canonical check: every variant this CPU runs, lengths 1..70", test_check_variants},
     {NULL, NULL},
 };
 

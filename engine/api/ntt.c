@@ -124,7 +124,11 @@ static mpce_status check_batch(const char *fn, const mpce_ntt *ctx, size_t batch
  * AVX2, or pairs of SSE2 or NEON operations, which lack a 64-bit unsigned
  * compare), eight words a step. It was a scalar compare per word, 15 % of
  * a 4096-point NTT call. */
-static int row_has_noncanonical_portable(const uint64_t *row, size_t n, uint64_t q)
+/* Always inlined, so that the AVX2 copy below is compiled for AVX2. */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+static inline int row_has_noncanonical_portable(const uint64_t *row, size_t n, uint64_t q)
 {
     const uint64_t qm1 = q - 1;
     size_t i = 0;
@@ -186,6 +190,20 @@ static noncanonical_fn pick_noncanonical(void)
     return row_has_noncanonical_portable;
 }
 #endif
+
+unsigned mpce_ntt_check_variants(const uint64_t *row, size_t n, uint64_t q, int *verdicts)
+{
+    unsigned k = 0;
+    verdicts[k++] = row_has_noncanonical_portable(row, n, q);
+#if defined(NTT_CHECK_AVX)
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2"))
+        verdicts[k++] = row_has_noncanonical_avx2(row, n, q);
+    if (__builtin_cpu_supports("avx512f"))
+        verdicts[k++] = row_has_noncanonical_avx512(row, n, q);
+#endif
+    return k;
+}
 
 static int row_has_noncanonical(const uint64_t *row, size_t n, uint64_t q)
 {

@@ -33,4 +33,8 @@ uint64_t mpce_primitive_root(uint64_t q);
 mpce_status mpce_ntt_params(size_t n, const uint64_t *moduli, size_t l, uint64_t *g,
                             uint64_t *psi);
 
+/* For tests: the verdict of every input-check variant this CPU runs
+ * (portable, AVX2, AVX-512) on one row, into verdicts[0 .. return). */
+unsigned mpce_ntt_check_variants(const uint64_t *row, size_t n, uint64_t q, int *verdicts);
+
 #endif
