@@ -71,10 +71,12 @@ MPCE_API mpce_status mpce_dpf_eval_keys(mpce_dpf *ctx, const char *impl,
 /*
  * Key batches, for evaluating many keys many times: the keys are checked
  * once, when the batch is made, and laid out level-major, so that a walk
- * over consecutive keys reads consecutive memory (each key stays ~16n bytes
+ * over consecutive keys reads consecutive memory (each key takes ~16n bytes
  * instead of a 1 KiB struct of its own). A batch holds copies of the
- * keys' secret shares and wipes them when freed; it serves every context
- * with its keys' domain bits, group and PRG keys.
+ * keys' secret shares and wipes them when freed. It is read-only once
+ * made: it may be shared by threads and contexts, and outlive the context
+ * that made it; it serves every context with its keys' domain bits, group
+ * and PRG keys. A batch of 0 keys is allowed.
  *
  * mpce_dpf_keys_new: batch key i is keys[i]; the first key that does not
  * match ctx is named and nothing is made. The keys may be freed after.
@@ -86,11 +88,14 @@ MPCE_API mpce_status mpce_dpf_keys_new(mpce_dpf *ctx, const mpce_dpf_key *const 
                                        size_t nkeys, mpce_dpf_keys **out);
 MPCE_API mpce_status mpce_dpf_keys_parse(mpce_dpf *ctx, const uint8_t *buf, size_t len,
                                          size_t nkeys, mpce_dpf_keys **out);
+/* The number of keys in a batch; 0 for NULL. */
 MPCE_API size_t mpce_dpf_keys_count(const mpce_dpf_keys *batch);
 MPCE_API void mpce_dpf_keys_free(mpce_dpf_keys *batch);
 /* Keys first .. first + n - 1 of the batch, key first + j at points[j]: out
  * holds n * output_size bytes, the outputs mpce_dpf_eval_keys gives for the
- * same keys. Only the points are checked here. Routed as dpf.eval_keys. */
+ * same keys. The batch must match ctx (domain bits, group, PRG keys) and
+ * hold the range; then only the points are checked, not the keys again. On
+ * any refusal nothing is written. Routed as dpf.eval_keys. */
 MPCE_API mpce_status mpce_dpf_eval_batch(mpce_dpf *ctx, const char *impl,
                                          const mpce_dpf_keys *batch, size_t first,
                                          const uint64_t *points, size_t n, uint8_t *out);

@@ -280,7 +280,9 @@ struct mpce_dpf_key_v1 {
  * line from each of 32 keys 1 KiB apart. Every array starts on a 64-byte
  * boundary. Key j's fields are those of struct mpce_dpf_key_v1: seed[j],
  * party[j], cw_s row i [j], cw_tr[j] (its 8 cw_tr bytes read little-endian:
- * bit i is level i's tRCW) and cw_out[j].
+ * bit i is level i's tRCW) and cw_out[j]. (Rows start on 64 bytes only when
+ * nkeys is a multiple of 4.) The struct has no struct_size: a layout that
+ * needs more fields comes as a _v2 with an op of its own.
  */
 struct mpce_dpf_batch_v1 {
     size_t nkeys;

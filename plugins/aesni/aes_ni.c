@@ -296,7 +296,7 @@ static __attribute__((noinline)) void walk1_leaf(unsigned what,
     mpce_dpf__leaf(what, key, node, out);
 }
 
-/* Only the VAES-512 kernel's walks call this (dpf.c), so the CPU has AVX:
+/* Only kernels of CPUs with AVX name this as their dpf_walk1 (aesni.h):
  * its three-operand forms let the node stay in a register from level to
  * level, where SSE's two-operand ones made GCC reload it from the stack
  * (a store forward on every level's chain, a quarter of the walk). */

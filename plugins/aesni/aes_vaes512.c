@@ -488,5 +488,6 @@ const struct aesni_aes_kernel aesni_kernel_vaes512 = {
     .dpf_step = vaes_dpf_step,
     .dpf_expand_leaves = v4_dpf_expand_leaves,
     .dpf_walk = v4_dpf_walk,
+    .dpf_walk1 = aesni_dpf_walk1,
     .dpf_walk_batch = v4_dpf_walk_batch,
 };

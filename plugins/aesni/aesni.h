@@ -108,6 +108,10 @@ struct aesni_aes_kernel {
     void (*dpf_walk)(const struct aesni_sched *ks, const struct mpce_dpf_key_v1 *const *keys,
                      size_t key_step, const uint64_t *points, size_t n, unsigned depth,
                      unsigned what, uint8_t *out);
+    /* Optional: a walk of one point (aesni_dpf_walk1, which needs AVX: only
+     * kernels of CPUs that have it name it). */
+    void (*dpf_walk1)(const struct aesni_sched *ks, const struct mpce_dpf_key_v1 *key,
+                      uint64_t point, unsigned depth, unsigned what, uint8_t *out);
     /* Optional: struct mpce_dpf_accel's walk_batch. */
     void (*dpf_walk_batch)(const struct aesni_sched *ks, const struct mpce_dpf_batch_v1 *batch,
                            size_t first, const uint64_t *points, size_t n, unsigned depth,

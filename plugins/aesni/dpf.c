@@ -44,10 +44,11 @@ static void walk(const void *prg_state, const struct mpce_dpf_key_v1 *const *key
 
     /* Below a few points a batch is mostly empty lanes waiting on one
      * chain of AES: walk them one by one (aesni_dpf_walk1). */
-    if (n <= AESNI_DPF_WALK1_MAX) {
+    if (n <= AESNI_DPF_WALK1_MAX && p->kernel->dpf_walk1 != NULL) {
         const size_t osz = what == AESNI_DPF_NODES ? 16u : mpce_dpfw_output_bytes(what);
         for (size_t j = 0; j < n; j++)
-            aesni_dpf_walk1(&p->ks, keys[j * key_step], points[j], depth, what, out + j * osz);
+            p->kernel->dpf_walk1(&p->ks, keys[j * key_step], points[j], depth, what,
+                                 out + j * osz);
         return;
     }
     p->kernel->dpf_walk(&p->ks, keys, key_step, points, n, depth, what, out);

@@ -227,7 +227,8 @@ static void fwd_radix2(const struct mpce_harvey_tables *t, size_t n, size_t m, s
     }
 }
 
-/* Stages m and 2m on the blocks [ib, ie) of stage m; distance n / 4m >= 8. */
+/* Stages m and 2m on the blocks [ib, ie) of stage m; distance n / 4m >= 16
+ * (each step loads 16 words of each quarter; the callers keep it so). */
 static void fwd_radix4(const struct mpce_harvey_tables *t, size_t n, size_t m, size_t ib,
                        size_t ie, const uint64_t *src, uint64_t *dst)
 {
