@@ -228,37 +228,19 @@ static const char *group_name(unsigned group)
     return group == MPCE_DPF_U64 ? "u64" : "bytes";
 }
 
+static struct mpce_dpf_keys_ctx batch_ctx(const mpce_dpf *ctx)
+{
+    struct mpce_dpf_keys_ctx c = {ctx->bits, (unsigned)ctx->group, ctx->kl, ctx->kr};
+    return c;
+}
+
 /* A key is evaluated only by a context of the same domain, group and PRG
- * keys. The argument's name is formatted only for a refusal. */
+ * keys (mpce_dpf_key_fits, which key batches use too). */
 static mpce_status check_key(const char *fn, const char *arg, size_t i, const mpce_dpf *ctx,
                              const mpce_dpf_key *key)
 {
-    const char *what = NULL;
-    if (!key)
-        what = "is NULL";
-    else if (key->k.bits != ctx->bits || key->k.group != (unsigned)ctx->group ||
-             memcmp(key->k.kl, ctx->kl, 16) != 0 || memcmp(key->k.kr, ctx->kr, 16) != 0)
-        what = "";
-    if (what == NULL)
-        return MPCE_OK;
-    char name[48];
-    if (i == (size_t)-1)
-        snprintf(name, sizeof(name), "%s", arg);
-    else
-        snprintf(name, sizeof(name), "%s[%zu]", arg, i);
-    if (!key)
-        return mpce_error(MPCE_ERR_ARG, "%s: %s is NULL", fn, name);
-    if (key->k.bits != ctx->bits)
-        return mpce_error(MPCE_ERR_ARG,
-                          "%s: %s has %u domain bits, the context %u; make the context with "
-                          "mpce_dpf_new_for_key",
-                          fn, name, key->k.bits, ctx->bits);
-    if (key->k.group != (unsigned)ctx->group)
-        return mpce_error(MPCE_ERR_ARG, "%s: %s is for the %s group, the context for %s", fn,
-                          name, group_name(key->k.group), group_name((unsigned)ctx->group));
-    return mpce_error(MPCE_ERR_ARG,
-                      "%s: %s was made with other PRG keys (kL, kR) than the context's", fn,
-                      name);
+    const struct mpce_dpf_keys_ctx c = batch_ctx(ctx);
+    return mpce_dpf_key_fits(fn, arg, i, 1, &c, key ? &key->k : NULL);
 }
 
 /* Every point inside the domain: one OR over all of them (a loop the
@@ -483,12 +465,6 @@ mpce_status mpce_dpf_eval_keys(mpce_dpf *ctx, const char *impl, const mpce_dpf_k
 }
 
 /* ---- key batches ---------------------------------------------------------- */
-
-static struct mpce_dpf_keys_ctx batch_ctx(const mpce_dpf *ctx)
-{
-    struct mpce_dpf_keys_ctx c = {ctx->bits, (unsigned)ctx->group, ctx->kl, ctx->kr};
-    return c;
-}
 
 mpce_status mpce_dpf_keys_new(mpce_dpf *ctx, const mpce_dpf_key *const *keys, size_t nkeys,
                               mpce_dpf_keys **out)

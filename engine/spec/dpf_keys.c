@@ -25,16 +25,20 @@ static const char *group_name(unsigned group)
     return group == MPCE_DPF_U64 ? "u64" : "bytes";
 }
 
-/* Whether key k belongs to ctx; a refusal names it as keys[i] (parsed
- * keys) or key i (serialized ones). */
-static mpce_status key_fits(const char *fn, int parsed, size_t i,
-                            const struct mpce_dpf_keys_ctx *ctx, const struct mpce_dpf_key_v1 *k)
+mpce_status mpce_dpf_key_fits(const char *fn, const char *arg, size_t i, int indexed,
+                              const struct mpce_dpf_keys_ctx *ctx,
+                              const struct mpce_dpf_key_v1 *k)
 {
-    if (k->bits == ctx->bits && k->group == ctx->group && memcmp(k->kl, ctx->kl, 16) == 0 &&
-        memcmp(k->kr, ctx->kr, 16) == 0)
+    if (k != NULL && k->bits == ctx->bits && k->group == ctx->group &&
+        memcmp(k->kl, ctx->kl, 16) == 0 && memcmp(k->kr, ctx->kr, 16) == 0)
         return MPCE_OK;
-    char name[40];
-    snprintf(name, sizeof(name), parsed ? "keys[%zu]" : "key %zu", i);
+    char name[48];
+    if (i == (size_t)-1)
+        snprintf(name, sizeof(name), "%s", arg);
+    else
+        snprintf(name, sizeof(name), indexed ? "%s[%zu]" : "%s %zu", arg, i);
+    if (k == NULL)
+        return mpce_error(MPCE_ERR_ARG, "%s: %s is NULL", fn, name);
     if (k->bits != ctx->bits)
         return mpce_error(MPCE_ERR_ARG,
                           "%s: %s has %u domain bits, the context %u; make the context with "
@@ -111,17 +115,13 @@ mpce_status mpce_dpf_keys_build(const char *fn, const struct mpce_dpf_keys_ctx *
     for (size_t i = 0; st == MPCE_OK && i < nkeys; i++) {
         const struct mpce_dpf_key_v1 *k;
         if (keys) {
-            if (!keys[i]) {
-                st = mpce_error(MPCE_ERR_ARG, "%s: keys[%zu] is NULL", fn, i);
-                break;
-            }
-            k = &keys[i]->k;
+            k = keys[i] ? &keys[i]->k : NULL;
         } else {
             st = mpce_dpf_key_v1_read(fn, i, buf + i * key_len, key_len, tmp);
             k = tmp;
         }
         if (st == MPCE_OK)
-            st = key_fits(fn, keys != NULL, i, ctx, k);
+            st = mpce_dpf_key_fits(fn, keys ? "keys" : "key", i, keys != NULL, ctx, k);
         if (st == MPCE_OK)
             mpce_spec_dpf_batch_put(&rw, i, ctx->bits, k);
     }

@@ -25,6 +25,13 @@ struct mpce_dpf_keys_ctx {
     const uint8_t *kl, *kr;
 };
 
+/* Whether key k (NULL: refused as such) belongs to ctx. A refusal names it
+ * "ARG" (i = (size_t)-1), "ARG[i]" (indexed) or "ARG i"; the name is
+ * formatted only then. */
+mpce_status mpce_dpf_key_fits(const char *fn, const char *arg, size_t i, int indexed,
+                              const struct mpce_dpf_keys_ctx *ctx,
+                              const struct mpce_dpf_key_v1 *k);
+
 /* A batch of nkeys keys for ctx: from parsed keys (keys != NULL) or from
  * nkeys serialized keys back to back in buf, len bytes. Errors name fn and
  * the key's index. */
