@@ -66,9 +66,9 @@ const char cli_usage_bench[] =
 
 #ifndef HAVE_NTL
 static const mpce_bench_peer no_ntl[] = {
-    {sizeof(mpce_bench_peer), "ntl", "ntt.forward", "NTL not installed (Debian: libntl-dev)",
+    {sizeof(mpce_bench_peer), "ntl", "ntt.forward", "NTL not built (configure --with-ntl; Debian: libntl-dev)",
      NULL, NULL, NULL, NULL},
-    {sizeof(mpce_bench_peer), "ntl", "ntt.inverse", "NTL not installed (Debian: libntl-dev)",
+    {sizeof(mpce_bench_peer), "ntl", "ntt.inverse", "NTL not built (configure --with-ntl; Debian: libntl-dev)",
      NULL, NULL, NULL, NULL},
 };
 #endif

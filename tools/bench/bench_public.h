@@ -85,7 +85,7 @@ mpce_status mpce_bench_param(const mpce_bench_case *c, const char *key, uint64_t
  * case (then it is left out without a message). run performs one op call of
  * the case, the same work the engine's candidates do, and returns 0.
  * A peer with run == NULL is registered as unavailable: rows that would use
- * it say so with its note (e.g. "NTL not installed (Debian: libntl-dev)").
+ * it say so with its note (e.g. "NTL not built (configure --with-ntl; Debian: libntl-dev)").
  */
 typedef struct mpce_bench_peer {
     size_t struct_size; /* sizeof(mpce_bench_peer) */
