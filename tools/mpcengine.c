@@ -25,8 +25,9 @@ static const char usage[] =
     "  pins [--clear|--export F|--import F|--verify]\n"
     "                            the pins \"auto\" follows, where they came from, and\n"
     "                            whether they are current\n"
-    "Every command takes --config FILE and --help, and all but tune and pins --impl NAME\n"
-    "(e.g. 'mpcengine prg ctr --help'). 'mpcengine --version' prints the version.\n"
+    "Every command takes --config FILE and --help, and all but config, tune and pins\n"
+    "--impl NAME (e.g. 'mpcengine prg ctr --help'). 'mpcengine --version' prints the\n"
+    "version.\n"
     "Exit status: 0 success, 1 engine error or output not written, 2 usage error.\n";
 
 static const struct command {
