@@ -70,7 +70,9 @@ static void test_bad_boolean(void)
     char *path;
     TU_ASSERT_ERROR(engine_from("# comment\n[engine]\n\nallow_variable_time = maybe\n",
                                 quiet_flags, &e, &path),
-                    MPCE_ERR_CONFIG, ":4: [engine] allow_variable_time = maybe: expected yes or no");
+                    MPCE_ERR_CONFIG,
+                    ":4: [engine] allow_variable_time = maybe: expected yes or no (also "
+                    "accepted: true, on, 1 and false, off, 0)");
     expect_mentions_path(path);
     drop(path);
 }

@@ -489,7 +489,8 @@ static mpce_status apply_bool(const struct ini_file *f, const char *sec, const c
                               const char *value, int *out)
 {
     if (parse_bool(value, out) != 0)
-        return bad_value(f, sec, key, value, "yes or no");
+        return bad_value(f, sec, key, value,
+                         "yes or no (also accepted: true, on, 1 and false, off, 0)");
     return MPCE_OK;
 }
 
