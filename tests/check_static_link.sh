@@ -66,8 +66,10 @@ int main(int argc, char **argv)
 C
 mkdir "$tmp/noplugins"
 printf '[engine]\nplugin_path = %s\n' "$tmp/noplugins" > "$tmp/engine.conf"
+# An archive built with sanitizers (configure --enable-sanitizers) needs
+# them in the application too.
 # shellcheck disable=SC2086
-if ! ${CC:-cc} -std=c11 -I"$top_srcdir/include" "$tmp/app.c" $libs -o "$tmp/app"; then
+if ! ${CC:-cc} -std=c11 ${SAN_CFLAGS:-} -I"$top_srcdir/include" "$tmp/app.c" $libs -o "$tmp/app"; then
     echo "FAIL: the static link with pkg-config's flags failed (above)"
     exit 1
 fi
