@@ -197,6 +197,29 @@ static void test_unknown_key_warns(void)
     drop(w.conf);
 }
 
+/* A key set twice in one section warns with both lines, the later value
+ * standing (iniparser's rule); the same key in another section, or a
+ * section continued under a second header, is told apart. */
+static void test_duplicate_key_warns(void)
+{
+    struct log_capture log = {{0}, 0, 0};
+    struct warn_run w = {tu_write_temp("[engine]\nthreads = 1\n[tune]\nmode = off\n"
+                                       "[ENGINE]\n  Threads = 2\n[pins]\nprg = auto\n"
+                                       "prg = auto\n"),
+                         &log, MPCE_ERR_STATE};
+    CU_ASSERT_EQUAL(stderr_bytes_during(make_and_free, &w), 0);
+    CU_ASSERT_EQUAL(w.st, MPCE_OK);
+    CU_ASSERT_PTR_NOT_NULL(strstr(log.text, ":6: [ENGINE] Threads is set again (first at line "
+                                            "2): the value here is used"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(log.text, ":9: [pins] prg is set again (first at line 8)"));
+    CU_ASSERT_PTR_NULL(strstr(log.text, "mode is set again"));
+    /* The two, and the test run's missing plugin directory. */
+    CU_ASSERT_EQUAL(log.warnings, 3);
+    if (log.warnings != 3)
+        printf("\n  warnings: %s\n", log.text);
+    drop(w.conf);
+}
+
 static void test_pin_unknown_impl(void)
 {
     mpce_engine *e;
@@ -800,6 +823,7 @@ int main(void)
         {"syntax error names file and line", test_syntax_error},
         {"bad boolean", test_bad_boolean},
         {"unknown keys: warnings to the log callback, none to stderr", test_unknown_key_warns},
+        {"a key set twice in a section: a warning with both lines", test_duplicate_key_warns},
         {"pin of an unknown implementation", test_pin_unknown_impl},
         {"pin of another primitive's implementation", test_pin_wrong_primitive},
         {"pin of an unknown primitive", test_pin_unknown_primitive},

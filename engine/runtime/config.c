@@ -476,6 +476,74 @@ static void warn(const struct mpce_config *cfg, const char *fmt, ...)
     va_end(ap);
 }
 
+/* A key set twice in one section of one file: iniparser keeps the last
+ * value without a word, so say which lines. Sections and keys compare
+ * without case, as iniparser stores them; a section header seen again
+ * continues that section. */
+struct seen_key {
+    const char *sec_b, *sec_e, *key_b, *key_e;
+    unsigned line;
+};
+
+static void warn_duplicates(const struct mpce_config *cfg, const struct ini_file *f)
+{
+    struct seen_key *seen = NULL;
+    size_t n = 0, cap = 0;
+    const char *sec_b = "", *sec_e = sec_b;
+    unsigned line = 0;
+    for (const char *p = f->text; *p;) {
+        const char *eol = strchr(p, '\n');
+        if (!eol)
+            eol = p + strlen(p);
+        line++;
+        const char *b = p, *e = eol;
+        trim(&b, &e);
+        p = *eol ? eol + 1 : eol;
+        if (b >= e || *b == '#' || *b == ';')
+            continue;
+        if (*b == '[') {
+            const char *close = memchr(b, ']', (size_t)(e - b));
+            if (close) {
+                sec_b = b + 1;
+                sec_e = close;
+                trim(&sec_b, &sec_e);
+            }
+            continue;
+        }
+        const char *eq = memchr(b, '=', (size_t)(e - b));
+        if (!eq)
+            continue;
+        const char *kb = b, *ke = eq;
+        trim(&kb, &ke);
+        size_t i;
+        for (i = 0; i < n; i++) {
+            const struct seen_key *s = &seen[i];
+            if ((size_t)(s->sec_e - s->sec_b) == (size_t)(sec_e - sec_b) &&
+                strncasecmp(s->sec_b, sec_b, (size_t)(sec_e - sec_b)) == 0 &&
+                (size_t)(s->key_e - s->key_b) == (size_t)(ke - kb) &&
+                strncasecmp(s->key_b, kb, (size_t)(ke - kb)) == 0)
+                break;
+        }
+        if (i < n) {
+            warn(cfg, "%s:%u: [%.*s] %.*s is set again (first at line %u): the value here is "
+                      "used; delete one of the two",
+                 f->path, line, (int)(sec_e - sec_b), sec_b, (int)(ke - kb), kb, seen[i].line);
+            seen[i].line = line;
+            continue;
+        }
+        if (n == cap) {
+            size_t ncap = cap ? 2 * cap : 32;
+            struct seen_key *grown = realloc(seen, ncap * sizeof(*seen));
+            if (!grown)
+                break; /* a warning lost to memory, not a refused file */
+            seen = grown;
+            cap = ncap;
+        }
+        seen[n++] = (struct seen_key){sec_b, sec_e, kb, ke, line};
+    }
+    free(seen);
+}
+
 static mpce_status bad_value(const struct ini_file *f, const char *sec, const char *key,
                              const char *value, const char *expected)
 {
@@ -897,6 +965,8 @@ mpce_status mpce_config_read_file(struct mpce_config *cfg, const char *path,
         return syntax_error(path);
     }
     mpce_status st = remember_file(cfg, path);
+    if (st == MPCE_OK)
+        warn_duplicates(cfg, &f);
     /* Keys before any section land under "" in iniparser and would be
      * silently ignored; say so. */
     for (int i = 0; st == MPCE_OK && i < d->size; i++) {
