@@ -399,6 +399,21 @@ static void trim(const char **b, const char **e)
         (*e)--;
 }
 
+/* The next line of the text at *p, trimmed into [*b, *e); 0 past the end. */
+static int next_line(const char **p, const char **b, const char **e)
+{
+    if (**p == '\0')
+        return 0;
+    const char *eol = strchr(*p, '\n');
+    if (!eol)
+        eol = *p + strlen(*p);
+    *b = *p;
+    *e = eol;
+    trim(b, e);
+    *p = *eol ? eol + 1 : eol;
+    return 1;
+}
+
 static int span_eq(const char *b, const char *e, const char *s)
 {
     size_t len = (size_t)(e - b);
@@ -428,14 +443,9 @@ static unsigned find_line(const struct ini_file *f, const char *section, const c
 {
     unsigned line = 0, found = 0;
     int in_section = section == NULL;
-    const char *p = f->text;
-    while (*p) {
-        const char *eol = strchr(p, '\n');
-        if (!eol)
-            eol = p + strlen(p);
+    const char *p = f->text, *b, *e;
+    while (next_line(&p, &b, &e)) {
         line++;
-        const char *b = p, *e = eol;
-        trim(&b, &e);
         if (b < e && *b == '[') {
             if (section == NULL)
                 break; /* past the keys outside any section */
@@ -450,7 +460,6 @@ static unsigned find_line(const struct ini_file *f, const char *section, const c
         } else if (key && in_section && line_sets(b, e, key)) {
             found = line;
         }
-        p = *eol ? eol + 1 : eol;
     }
     return found;
 }
@@ -491,14 +500,9 @@ static void warn_duplicates(const struct mpce_config *cfg, const struct ini_file
     size_t n = 0, cap = 0;
     const char *sec_b = "", *sec_e = sec_b;
     unsigned line = 0;
-    for (const char *p = f->text; *p;) {
-        const char *eol = strchr(p, '\n');
-        if (!eol)
-            eol = p + strlen(p);
+    const char *p = f->text, *b, *e;
+    while (next_line(&p, &b, &e)) {
         line++;
-        const char *b = p, *e = eol;
-        trim(&b, &e);
-        p = *eol ? eol + 1 : eol;
         if (b >= e || *b == '#' || *b == ';')
             continue;
         if (*b == '[') {
