@@ -863,6 +863,27 @@ static void test_warnings_printed(void)
     unlink(odd);
 }
 
+/* A pin naming nothing usable (its plugin removed) fails only the calls it
+ * routes; list and selftest still succeed but say so, once per pin. */
+static void test_dangling_pin_warns(void)
+{
+    char pinned[4300];
+    snprintf(pinned, sizeof(pinned), "%s/dangling.conf", dir);
+    tu_write_text(pinned, "[engine]\nuser_config = no\n[pins]\nprg.ecb = prg-removed\n", 0644);
+    static const char *const cmds[] = {"list", "selftest"};
+    for (int c = 0; c < 2; c++) {
+        const char *args[] = {cmds[c], "--config", pinned, NULL};
+        CU_ASSERT_EQUAL(run_argv(args, 0), 0);
+        const char *w = strstr(err_text, ": warning: [pins] prg.ecb = prg-removed (");
+        CU_ASSERT_PTR_NOT_NULL(w);
+        CU_ASSERT(strstr(err_text, "dangling.conf:4): unusable: no implementation of that "
+                                   "name; the calls it routes fail") != NULL);
+        if (w)
+            CU_ASSERT_PTR_NULL(strstr(w + 1, ": warning: [pins] prg.ecb")); /* once */
+    }
+    unlink(pinned);
+}
+
 static void test_engine_refusals(void)
 {
     uint8_t buf[64] = {0};
@@ -1051,6 +1072,7 @@ static const struct tu_test tests[] = {
     {"engine_refusals", test_engine_refusals},
     {"config", test_config},
     {"warnings_printed", test_warnings_printed},
+    {"dangling pin: list and selftest warn", test_dangling_pin_warns},
     {"pins shows the configured mode", test_pins_configured_mode},
     {"pins --clear keeps what it cannot write", test_pins_clear_keeps_unwritable},
     {"tune names a missing helper", test_tune_missing_helper},

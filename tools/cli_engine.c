@@ -34,6 +34,30 @@ static mpce_log_level log_level(void)
     return MPCE_LOG_WARNING;
 }
 
+size_t cli_warn_dangling_pins(const struct cli_cmd *cmd)
+{
+    const mpce_route_info *rows = NULL;
+    size_t count = 0, printed = 0;
+    if (mpce_routes(NULL, &rows, &count) != MPCE_OK)
+        return 0; /* the command's own calls report the engine's state */
+    for (size_t i = 0; i < count; i++) {
+        const char *src = rows[i].source;
+        if (strstr(src, ": unusable: ") == NULL)
+            continue;
+        /* One pin routes many rows (every size class): say it once. */
+        size_t j = 0;
+        while (j < i && strcmp(rows[j].source, src) != 0)
+            j++;
+        if (j < i)
+            continue;
+        fprintf(stderr, "%s: warning: %s; the calls it routes fail: fix or remove the pin, or "
+                        "install the plugin it names (see 'mpcengine config')\n",
+                cmd->prog, src);
+        printed++;
+    }
+    return printed;
+}
+
 int cli_plugin_path(const struct cli_cmd *cmd, const char **path)
 {
     static char abs[8192];

@@ -38,6 +38,12 @@ int cli_engine_fail(const struct cli_cmd *cmd, mpce_status status);
  * "mpce_options.config_path", and so on; other sources unchanged. */
 const char *cli_source_name(const char *source);
 
+/* Print "<prog>: warning: ..." once for every pin that names nothing usable
+ * (an implementation removed, failing or refused by policy): such a pin
+ * fails the calls it routes, and `list` or `selftest` passing quietly
+ * would hide it until then. Returns how many were printed. */
+size_t cli_warn_dangling_pins(const struct cli_cmd *cmd);
+
 /* The --impl value, or NULL (the engine's choice). */
 const char *cli_impl(const struct cli_cmd *cmd);
 

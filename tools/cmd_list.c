@@ -213,6 +213,7 @@ int cmd_list(int argc, char **argv)
         print_json(rows, count, cli_impl(&cmd));
     else
         print_table(rows, count, cli_impl(&cmd));
+    cli_warn_dangling_pins(&cmd);
     return 0;
 }
 
@@ -250,6 +251,7 @@ int cmd_selftest(int argc, char **argv)
                r->reason[0] != '\0' ? ": " : "", r->reason);
     }
     printf("%zu passed, %zu failed, %zu skipped\n", passed, failed, skipped);
+    cli_warn_dangling_pins(&cmd);
     if (st != MPCE_OK) {
         fprintf(stderr, "%s: %s\n", cmd.prog, detail[0] != '\0' ? detail : mpce_status_name(st));
         return CLI_EXIT_ENGINE;
