@@ -67,4 +67,14 @@ static inline uint64_t mpce_spec_splitmix64(uint64_t *state)
     return z ^ (z >> 31);
 }
 
+/* ---- secrets ------------------------------------------------------------------- */
+
+/* Zero len bytes in a way the compiler keeps (key shares before free()). */
+static inline void mpce_spec_wipe(void *p, size_t len)
+{
+    volatile uint8_t *v = (volatile uint8_t *)p;
+    while (len--)
+        *v++ = 0;
+}
+
 #endif

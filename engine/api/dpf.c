@@ -179,11 +179,8 @@ static int eval_batch_unpacked(const struct mpce_job *job, const struct mpce_cal
     int rc = keys && ptrs ? 0 : MPCE_ERR_NOMEM;
     for (uint64_t at = b; rc == 0 && at < e; at += RUN) {
         const size_t cnt = (size_t)(e - at < RUN ? e - at : RUN);
-        for (size_t j = 0; j < cnt; j++) {
-            mpce_spec_dpf_batch_get(a->batch, a->first + (size_t)at + j, ctx->bits,
-                                    (unsigned)ctx->group, ctx->kl, ctx->kr, &keys[j]);
-            ptrs[j] = &keys[j];
-        }
+        mpce_spec_dpf_batch_unpack(a->batch, a->first + (size_t)at, cnt, ctx->bits,
+                                   (unsigned)ctx->group, ctx->kl, ctx->kr, keys, ptrs);
         rc = mpce_op_dpf_eval_keys(&job->route.slot->ops.dpf, job->route.state, &sync, ptrs,
                                    a->points + at, cnt, a->out + at * a->osz);
     }
@@ -466,28 +463,30 @@ mpce_status mpce_dpf_eval_keys(mpce_dpf *ctx, const char *impl, const mpce_dpf_k
 
 /* ---- key batches ---------------------------------------------------------- */
 
+/* The two ways to make a batch: parsed keys or serialized ones (src names
+ * whichever is given, for its NULL check). */
+static mpce_status keys_build(const char *fn, mpce_dpf *ctx, const char *src_name,
+                              const void *src, const mpce_dpf_key *const *keys,
+                              const uint8_t *buf, size_t len, size_t nkeys, mpce_dpf_keys **out)
+{
+    if (!ctx || !out)
+        return mpce_error(MPCE_ERR_ARG, "%s: %s is NULL", fn, ctx ? "out" : "ctx");
+    if (nkeys && !src)
+        return mpce_error(MPCE_ERR_ARG, "%s: %s is NULL", fn, src_name);
+    const struct mpce_dpf_keys_ctx c = batch_ctx(ctx);
+    return mpce_dpf_keys_build(fn, &c, keys, buf, len, nkeys, out);
+}
+
 mpce_status mpce_dpf_keys_new(mpce_dpf *ctx, const mpce_dpf_key *const *keys, size_t nkeys,
                               mpce_dpf_keys **out)
 {
-    static const char fn[] = "mpce_dpf_keys_new";
-    if (!ctx || !out)
-        return mpce_error(MPCE_ERR_ARG, "%s: %s is NULL", fn, ctx ? "out" : "ctx");
-    if (nkeys && !keys)
-        return mpce_error(MPCE_ERR_ARG, "%s: keys is NULL", fn);
-    const struct mpce_dpf_keys_ctx c = batch_ctx(ctx);
-    return mpce_dpf_keys_build(fn, &c, keys, NULL, 0, nkeys, out);
+    return keys_build("mpce_dpf_keys_new", ctx, "keys", keys, keys, NULL, 0, nkeys, out);
 }
 
 mpce_status mpce_dpf_keys_parse(mpce_dpf *ctx, const uint8_t *buf, size_t len, size_t nkeys,
                                 mpce_dpf_keys **out)
 {
-    static const char fn[] = "mpce_dpf_keys_parse";
-    if (!ctx || !out)
-        return mpce_error(MPCE_ERR_ARG, "%s: %s is NULL", fn, ctx ? "out" : "ctx");
-    if (nkeys && !buf)
-        return mpce_error(MPCE_ERR_ARG, "%s: buf is NULL", fn);
-    const struct mpce_dpf_keys_ctx c = batch_ctx(ctx);
-    return mpce_dpf_keys_build(fn, &c, NULL, buf, len, nkeys, out);
+    return keys_build("mpce_dpf_keys_parse", ctx, "buf", buf, NULL, buf, len, nkeys, out);
 }
 
 mpce_status mpce_dpf_eval_batch(mpce_dpf *ctx, const char *impl, const mpce_dpf_keys *batch,

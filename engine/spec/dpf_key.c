@@ -181,9 +181,7 @@ MPCE_API void mpce_dpf_key_free(mpce_dpf_key *key)
     if (!key)
         return;
     /* The seed and correction words are one party's secret share. */
-    volatile uint8_t *p = (volatile uint8_t *)key;
-    for (size_t i = 0; i < sizeof(*key); i++)
-        p[i] = 0;
+    mpce_spec_wipe(key, sizeof(*key));
     free(key);
 }
 

@@ -13,13 +13,6 @@
 #include "engine/spec/dpf_keys.h"
 #include "spec/dpf_batch.h"
 
-#define ALIGN 64u
-
-static size_t round_up(size_t x)
-{
-    return (x + ALIGN - 1) & ~(size_t)(ALIGN - 1);
-}
-
 static const char *group_name(unsigned group)
 {
     return group == MPCE_DPF_U64 ? "u64" : "bytes";
@@ -52,27 +45,11 @@ mpce_status mpce_dpf_key_fits(const char *fn, const char *arg, size_t i, int ind
                       name);
 }
 
-/* The arrays of nkeys keys of `bits` levels, each on a 64-byte boundary;
- * 0 when the size overflows. */
-static size_t layout(size_t nkeys, unsigned bits, size_t off[5])
-{
-    const size_t per_key = 16u * ((size_t)bits + 2u) + 1u + 8u;
-    if (nkeys > (SIZE_MAX - 5u * ALIGN) / per_key)
-        return 0;
-    off[0] = 0;                                     /* seed */
-    off[1] = off[0] + round_up(16u * nkeys);        /* party */
-    off[2] = off[1] + round_up(nkeys);              /* cw_tr */
-    off[3] = off[2] + round_up(8u * nkeys);         /* cw_out */
-    off[4] = off[3] + round_up(16u * nkeys);        /* cw_s */
-    return off[4] + round_up(16u * (size_t)bits * nkeys) + ALIGN;
-}
-
 mpce_status mpce_dpf_keys_build(const char *fn, const struct mpce_dpf_keys_ctx *ctx,
                                 const mpce_dpf_key *const *keys, const uint8_t *buf, size_t len,
                                 size_t nkeys, mpce_dpf_keys **out)
 {
-    size_t off[5];
-    const size_t mem_len = layout(nkeys, ctx->bits, off);
+    const size_t mem_len = mpce_spec_dpf_batch_size(nkeys, ctx->bits);
     if (mem_len == 0)
         return mpce_error(MPCE_ERR_ARG, "%s: nkeys = %zu overflows the address space", fn, nkeys);
     const size_t key_len = mpce_dpf_key_size(ctx->bits);
@@ -83,32 +60,21 @@ mpce_status mpce_dpf_keys_build(const char *fn, const struct mpce_dpf_keys_ctx *
                           "%s: len = %zu bytes, but %zu keys of %u domain bits are %zu bytes "
                           "each (%zu in all)",
                           fn, len, nkeys, ctx->bits, key_len, nkeys * key_len);
+    struct mpce_spec_dpf_batch_rw rw;
     struct mpce_dpf_keys *bt = calloc(1, sizeof(*bt));
-    void *mem = bt ? aligned_alloc(ALIGN, round_up(mem_len)) : NULL;
+    void *mem = bt ? mpce_spec_dpf_batch_alloc(nkeys, ctx->bits, &rw) : NULL;
     if (!mem) {
         free(bt);
         return mpce_error(MPCE_ERR_NOMEM, "%s: out of memory for %zu keys (%zu bytes)", fn,
                           nkeys, mem_len);
     }
-    uint8_t *m = mem;
-    const struct mpce_spec_dpf_batch_rw rw = {
-        .nkeys = nkeys,
-        .seed = (uint8_t (*)[16])(m + off[0]),
-        .party = m + off[1],
-        .cw_tr = (uint64_t *)(void *)(m + off[2]),
-        .cw_out = (uint8_t (*)[16])(m + off[3]),
-        .cw_s = (uint8_t (*)[16])(m + off[4]),
-    };
-    bt->b = (struct mpce_dpf_batch_v1){.nkeys = nkeys, .seed = (const uint8_t (*)[16])rw.seed,
-                                       .party = rw.party, .cw_tr = rw.cw_tr,
-                                       .cw_out = (const uint8_t (*)[16])rw.cw_out,
-                                       .cw_s = (const uint8_t (*)[16])rw.cw_s};
+    bt->b = mpce_spec_dpf_batch_view(&rw);
     bt->bits = ctx->bits;
     bt->group = ctx->group;
     memcpy(bt->kl, ctx->kl, 16);
     memcpy(bt->kr, ctx->kr, 16);
     bt->mem = mem;
-    bt->mem_len = round_up(mem_len);
+    bt->mem_len = mem_len;
 
     struct mpce_dpf_key_v1 *tmp = keys ? NULL : malloc(sizeof(*tmp));
     mpce_status st = keys || tmp ? MPCE_OK : mpce_error(MPCE_ERR_NOMEM, "%s: out of memory", fn);

@@ -85,16 +85,6 @@ static void *zalloc(struct run *r, size_t len)
     return keep(r, calloc(1, len ? len : 1));
 }
 
-/* zalloc on a 64-byte boundary, as plugin.h promises a key batch's arrays. */
-static void *zalloc64(struct run *r, size_t len)
-{
-    const size_t size = (len + 63) & ~(size_t)63;
-    void *p = aligned_alloc(64, size ? size : 64);
-    if (p)
-        memset(p, 0, size ? size : 64);
-    return keep(r, p);
-}
-
 /* Release everything the record allocated, the plugin state included. */
 static void finish(struct run *r)
 {
@@ -497,24 +487,12 @@ static int dpf_check_batch(struct run *r, const struct mpce_dpf_key_v1 *const ke
                            const uint64_t *x, size_t npts, const uint8_t *want, uint8_t *out)
 {
     const size_t nk = npts + 1, bits = keys[0]->bits;
-    const struct mpce_spec_dpf_batch_rw rw = {
-        .nkeys = nk,
-        .seed = zalloc64(r, 16 * nk),
-        .party = zalloc64(r, nk),
-        .cw_tr = zalloc64(r, 8 * nk),
-        .cw_out = zalloc64(r, 16 * nk),
-        .cw_s = zalloc64(r, 16 * nk * bits),
-    };
-    if (!rw.seed || !rw.party || !rw.cw_tr || !rw.cw_out || !rw.cw_s)
+    struct mpce_spec_dpf_batch_rw rw;
+    if (!keep(r, mpce_spec_dpf_batch_alloc(nk, (unsigned)bits, &rw)))
         return fail(r, "out of memory");
     for (size_t j = 0; j < nk; j++)
         mpce_spec_dpf_batch_put(&rw, j, (unsigned)bits, keys[(j + 1) % 2]);
-    const struct mpce_dpf_batch_v1 b = {.nkeys = nk,
-                                        .seed = (const uint8_t (*)[16])rw.seed,
-                                        .party = rw.party,
-                                        .cw_tr = rw.cw_tr,
-                                        .cw_out = (const uint8_t (*)[16])rw.cw_out,
-                                        .cw_s = (const uint8_t (*)[16])rw.cw_s};
+    const struct mpce_dpf_batch_v1 b = mpce_spec_dpf_batch_view(&rw);
     const struct mpce_dpf_batch_v1 *bp = &b;
     size_t first = 1;
     void *argv[] = {&r->state, &r->callp, &bp, &first, &x, &npts, &out};

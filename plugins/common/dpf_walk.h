@@ -568,19 +568,12 @@ static inline int mpce_dpfw_eval_batch(const struct mpce_dpf_walk *w,
 
     for (size_t base = 0; rc == 0 && base < n; base += run) {
         const size_t cnt = n - base < run ? n - base : run;
-        for (size_t j = 0; j < cnt; j++) {
-            mpce_spec_dpf_batch_get(b, first + base + j, w->bits, w->group, w->kl, w->kr,
-                                    &keys[j]);
-            ptrs[j] = &keys[j];
-        }
+        mpce_spec_dpf_batch_unpack(b, first + base, cnt, w->bits, w->group, w->kl, w->kr, keys,
+                                   ptrs);
         rc = mpce_dpf__eval_batches(w, t, ptrs, 1, points + base, cnt, out + base * osz);
     }
-    if (keys != NULL) {
-        /* Whole keys: one party's secret shares. */
-        volatile uint8_t *p = (volatile uint8_t *)keys;
-        for (size_t i = 0; i < run * sizeof(*keys); i++)
-            p[i] = 0;
-    }
+    if (keys != NULL)
+        mpce_spec_wipe(keys, run * sizeof(*keys)); /* whole keys: one party's shares */
     free(keys);
     free(ptrs);
     return rc;

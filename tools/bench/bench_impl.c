@@ -159,28 +159,13 @@ static void random_block(uint64_t *seed, uint8_t b[16])
 static int pack_batch(struct mpce_bench_fixture *f, size_t n)
 {
     const unsigned bits = f->dkeys[0].bits;
-    const size_t rows = (size_t)bits + 2, arr = (16 * n + 63) & ~(size_t)63;
-    const size_t small = (n + 63) & ~(size_t)63, tr = (8 * n + 63) & ~(size_t)63;
-    uint8_t *m = aligned_alloc(64, rows * arr + small + tr + 64);
-    if (!m)
+    struct mpce_spec_dpf_batch_rw rw;
+    f->dbatch_mem = mpce_spec_dpf_batch_alloc(n, bits, &rw);
+    if (!f->dbatch_mem)
         return -1;
-    struct mpce_spec_dpf_batch_rw rw = {
-        .nkeys = n,
-        .seed = (uint8_t (*)[16])m,
-        .party = m + arr,
-        .cw_tr = (uint64_t *)(void *)(m + arr + small),
-        .cw_out = (uint8_t (*)[16])(m + arr + small + tr),
-        .cw_s = (uint8_t (*)[16])(m + 2 * arr + small + tr),
-    };
     for (size_t i = 0; i < n; i++)
         mpce_spec_dpf_batch_put(&rw, i, bits, f->dkey_ptrs[i]);
-    f->dbatch = (struct mpce_dpf_batch_v1){.nkeys = n,
-                                           .seed = (const uint8_t (*)[16])rw.seed,
-                                           .party = rw.party,
-                                           .cw_tr = rw.cw_tr,
-                                           .cw_out = (const uint8_t (*)[16])rw.cw_out,
-                                           .cw_s = (const uint8_t (*)[16])rw.cw_s};
-    f->dbatch_mem = m;
+    f->dbatch = mpce_spec_dpf_batch_view(&rw);
     return 0;
 }
 
