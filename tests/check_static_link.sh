@@ -15,7 +15,14 @@ if ! command -v "$pc" >/dev/null 2>&1; then
     echo "skipped: pkg-config not found (Debian: pkg-config)"
     exit 77
 fi
-if ! flags=$(PKG_CONFIG_PATH="$top_builddir" "$pc" --static --libs mpcengine); then
+if [ "${cross_compiling:-no}" = yes ]; then
+    echo "skipped: cross-compiling (the application cannot run here)"
+    exit 77
+fi
+PKG_CONFIG_PATH="$top_builddir${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
+export PKG_CONFIG_PATH
+own_libdir=$("$pc" --variable=libdir mpcengine)
+if ! flags=$("$pc" --static --libs mpcengine); then
     echo "FAIL: pkg-config --static --libs mpcengine failed (above)"
     exit 1
 fi
@@ -23,7 +30,7 @@ echo "pkg-config --static --libs mpcengine: $flags"
 libs=
 for f in $flags; do
     case $f in
-    -L*) ;;                 # the install prefix, not populated in a build tree
+    "-L$own_libdir") ;;     # the install prefix, not populated in a build tree
     -lmpcengine) libs="$libs $a" ;;
     *) libs="$libs $f" ;;
     esac
@@ -46,7 +53,7 @@ int main(int argc, char **argv)
     memset(&o, 0, sizeof(o));
     o.struct_size = sizeof(o);
     o.config_path = argv[1];
-    o.flags = MPCE_OPT_NO_TUNE | MPCE_OPT_NO_USER_CONFIG;
+    o.flags = MPCE_OPT_NO_TUNE | MPCE_OPT_NO_USER_CONFIG | MPCE_OPT_NO_ENV;
     mpce_engine *e;
     mpce_prg *prg;
     if (argc < 2 || mpce_engine_new(&o, &e) != MPCE_OK || mpce_prg_new(e, key, 1, &prg) != MPCE_OK ||
@@ -69,7 +76,8 @@ printf '[engine]\nplugin_path = %s\n' "$tmp/noplugins" > "$tmp/engine.conf"
 # An archive built with sanitizers (configure --enable-sanitizers) needs
 # them in the application too.
 # shellcheck disable=SC2086
-if ! ${CC:-cc} -std=c11 ${SAN_CFLAGS:-} -I"$top_srcdir/include" "$tmp/app.c" $libs -o "$tmp/app"; then
+if ! ${CC:-cc} -std=c11 ${APP_CFLAGS:-} ${SAN_CFLAGS:-} -I"$top_srcdir/include" "$tmp/app.c" \
+    ${APP_LDFLAGS:-} $libs -o "$tmp/app"; then
     echo "FAIL: the static link with pkg-config's flags failed (above)"
     exit 1
 fi

@@ -26,8 +26,8 @@ static const char usage[] =
     "                            the pins \"auto\" follows, where they came from, and\n"
     "                            whether they are current\n"
     "Every command takes --config FILE and --help, and all but config, tune and pins\n"
-    "--impl NAME (e.g. 'mpcengine prg ctr --help'). 'mpcengine --version' prints the\n"
-    "version.\n"
+    "take --impl NAME; 'mpcengine COMMAND --help' lists the rest (e.g. 'mpcengine prg\n"
+    "ctr --help'). 'mpcengine --version' prints the version.\n"
     "Exit status: 0 success, 1 engine error or output not written, 2 usage error.\n";
 
 static const struct command {
