@@ -488,11 +488,29 @@ static void warn(const struct mpce_config *cfg, const char *fmt, ...)
 /* A key set twice in one section of one file: iniparser keeps the last
  * value without a word, so say which lines. Sections and keys compare
  * without case, as iniparser stores them; a section header seen again
- * continues that section. */
+ * continues that section; keys before any section are reported as ignored
+ * elsewhere. The lines are sorted by section, key and line, so a file at
+ * the size limit costs n log n compares, not n^2. */
 struct seen_key {
     const char *sec_b, *sec_e, *key_b, *key_e;
     unsigned line;
 };
+
+static int span_cmp(const char *ab, const char *ae, const char *bb, const char *be)
+{
+    size_t la = (size_t)(ae - ab), lb = (size_t)(be - bb);
+    int c = strncasecmp(ab, bb, la < lb ? la : lb);
+    return c != 0 ? c : (la > lb) - (la < lb);
+}
+
+static int seen_cmp(const void *pa, const void *pb)
+{
+    const struct seen_key *a = pa, *b = pb;
+    int c = span_cmp(a->sec_b, a->sec_e, b->sec_b, b->sec_e);
+    if (c == 0)
+        c = span_cmp(a->key_b, a->key_e, b->key_b, b->key_e);
+    return c != 0 ? c : (a->line > b->line) - (a->line < b->line);
+}
 
 static void warn_duplicates(const struct mpce_config *cfg, const struct ini_file *f)
 {
@@ -515,26 +533,10 @@ static void warn_duplicates(const struct mpce_config *cfg, const struct ini_file
             continue;
         }
         const char *eq = memchr(b, '=', (size_t)(e - b));
-        if (!eq)
+        if (!eq || sec_b == sec_e)
             continue;
         const char *kb = b, *ke = eq;
         trim(&kb, &ke);
-        size_t i;
-        for (i = 0; i < n; i++) {
-            const struct seen_key *s = &seen[i];
-            if ((size_t)(s->sec_e - s->sec_b) == (size_t)(sec_e - sec_b) &&
-                strncasecmp(s->sec_b, sec_b, (size_t)(sec_e - sec_b)) == 0 &&
-                (size_t)(s->key_e - s->key_b) == (size_t)(ke - kb) &&
-                strncasecmp(s->key_b, kb, (size_t)(ke - kb)) == 0)
-                break;
-        }
-        if (i < n) {
-            warn(cfg, "%s:%u: [%.*s] %.*s is set again (first at line %u): the value here is "
-                      "used; delete one of the two",
-                 f->path, line, (int)(sec_e - sec_b), sec_b, (int)(ke - kb), kb, seen[i].line);
-            seen[i].line = line;
-            continue;
-        }
         if (n == cap) {
             size_t ncap = cap ? 2 * cap : 32;
             struct seen_key *grown = realloc(seen, ncap * sizeof(*seen));
@@ -544,6 +546,20 @@ static void warn_duplicates(const struct mpce_config *cfg, const struct ini_file
             cap = ncap;
         }
         seen[n++] = (struct seen_key){sec_b, sec_e, kb, ke, line};
+    }
+    if (n > 1)
+        qsort(seen, n, sizeof(*seen), seen_cmp);
+    for (size_t i = 1, first = 0; i < n; i++) {
+        if (span_cmp(seen[i].sec_b, seen[i].sec_e, seen[first].sec_b, seen[first].sec_e) != 0 ||
+            span_cmp(seen[i].key_b, seen[i].key_e, seen[first].key_b, seen[first].key_e) != 0) {
+            first = i;
+            continue;
+        }
+        const struct seen_key *s = &seen[i];
+        warn(cfg, "%s:%u: [%.*s] %.*s is set again (first set at line %u): the last setting "
+                  "is used; keep one",
+             f->path, s->line, (int)(s->sec_e - s->sec_b), s->sec_b, (int)(s->key_e - s->key_b),
+             s->key_b, seen[first].line);
     }
     free(seen);
 }
