@@ -134,36 +134,123 @@ static void make_and_free(void *arg)
     mpce_engine_free(e);
 }
 
-/* The engine.conf the tree installs: every key in its section, no warning. */
+/* The engine.conf the tree installs sets nothing, so that the layers under
+ * it (plugins.d snippets) are not overridden by a copy of the defaults. */
+static mpce_engine *shipped_engine(const char *path, struct log_capture *log)
+{
+    mpce_options opts = {.struct_size = sizeof(opts), .config_path = path,
+                         .flags = quiet_flags | MPCE_OPT_NO_TUNE, .log = capture_log,
+                         .log_arg = log, .log_level = MPCE_LOG_DEBUG};
+    mpce_engine *e = NULL;
+    CU_ASSERT_EQUAL(mpce_engine_new(&opts, &e), MPCE_OK);
+    if (log->text[0])
+        fprintf(stderr, "  logged: %s", log->text);
+    CU_ASSERT_EQUAL(log->warnings, 0);
+    return e;
+}
+
+/* The shipped file with every "#key = value" line of a real section
+ * uncommented (keys under a commented-out "#[section]" stay comments). */
+static char *uncomment_shipped(size_t *uncommented)
+{
+    FILE *in = fopen(SHIPPED_CONF, "r");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(in);
+    size_t cap = 1 << 16, len = 0;
+    char *text = malloc(cap), line[512];
+    CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+    int commented_section = 0;
+    *uncommented = 0;
+    while (fgets(line, sizeof(line), in)) {
+        const char *keep = line;
+        if (line[0] == '[')
+            commented_section = 0;
+        else if (line[0] == '#' && line[1] == '[')
+            commented_section = 1;
+        else if (line[0] == '#' && line[1] >= 'a' && line[1] <= 'z' && strstr(line, " = ") &&
+                 !commented_section) {
+            keep = line + 1;
+            ++*uncommented;
+        }
+        size_t n = strlen(keep);
+        CU_ASSERT_FATAL(len + n + 1 < cap);
+        memcpy(text + len, keep, n + 1);
+        len += n;
+    }
+    fclose(in);
+    return text;
+}
+
+static const mpce_setting_info *find_setting(const mpce_setting_info *set, size_t n,
+                                             const char *section, const char *key)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(set[i].section, section) == 0 && strcmp(set[i].key, key) == 0)
+            return &set[i];
+    return NULL;
+}
+
+/* Shipped as comments, every key is documented with its real default:
+ * uncommented, the file loads without a warning and changes no value. */
 static void test_shipped_conf(void)
 {
     struct log_capture log = {{0}, 0, 0};
-    mpce_options opts = {.struct_size = sizeof(opts), .config_path = SHIPPED_CONF,
-                         .flags = quiet_flags, .log = capture_log, .log_arg = &log,
-                         .log_level = MPCE_LOG_DEBUG};
-    mpce_engine *e = NULL;
-    CU_ASSERT_EQUAL_FATAL(mpce_engine_new(&opts, &e), MPCE_OK);
-    if (log.text[0])
-        fprintf(stderr, "  logged: %s", log.text);
-    CU_ASSERT_EQUAL(log.warnings, 0);
+    mpce_engine *e = shipped_engine(SHIPPED_CONF, &log);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(e);
     const char *const *files;
-    const mpce_setting_info *set;
-    size_t nfiles, nset, pins = 0, engine_keys = 0;
+    const mpce_setting_info *set, *set2;
+    size_t nfiles, nset, nset2;
     CU_ASSERT_FATAL(mpce_config_info(e, &files, &nfiles, &set, &nset) == MPCE_OK);
+    for (size_t i = 0; i < nset; i++)
+        if (strstr(set[i].source, "engine.conf:")) {
+            fprintf(stderr, "  shipped engine.conf sets [%s] %s at %s\n", set[i].section,
+                    set[i].key, set[i].source);
+            CU_FAIL("the shipped engine.conf sets a key");
+        }
+
+    size_t uncommented = 0;
+    char *text = uncomment_shipped(&uncommented);
+    char *path = tu_write_temp(text);
+    free(text);
+    struct log_capture log2 = {{0}, 0, 0};
+    mpce_engine *e2 = shipped_engine(path, &log2);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(e2);
+    CU_ASSERT_FATAL(mpce_config_info(e2, &files, &nfiles, &set2, &nset2) == MPCE_OK);
+    size_t from_file = 0;
+    for (size_t i = 0; i < nset2; i++)
+        from_file += strstr(set2[i].source, path) != NULL;
+    /* Each uncommented line is one setting (the pins included), but for
+     * [tune] mode, which MPCE_OPT_NO_TUNE overrides. */
+    CU_ASSERT_EQUAL(from_file + 1, uncommented);
+    CU_ASSERT(uncommented >= 14);
     for (size_t i = 0; i < nset; i++) {
-        int from_file = strstr(set[i].source, "engine.conf:") != NULL;
-        pins += strcmp(set[i].section, "pins") == 0 && from_file;
-        engine_keys += strcmp(set[i].section, "engine") == 0 && from_file;
+        if (strcmp(set[i].source, "default") != 0)
+            continue;
+        const mpce_setting_info *s2 = find_setting(set2, nset2, set[i].section, set[i].key);
+        CU_ASSERT_PTR_NOT_NULL(s2);
+        if (!s2)
+            continue;
+        if (!strstr(s2->source, path)) {
+            fprintf(stderr, "  [%s] %s is not documented in the shipped engine.conf\n",
+                    set[i].section, set[i].key);
+            CU_FAIL("a key is missing from the shipped engine.conf");
+        }
+        if (strcmp(s2->value, set[i].value) != 0) {
+            fprintf(stderr, "  [%s] %s: shipped comment says %s, the default is %s\n",
+                    set[i].section, set[i].key, s2->value, set[i].value);
+            CU_FAIL("the shipped engine.conf documents a wrong default");
+        }
     }
-    CU_ASSERT_EQUAL(pins, 4);
-    CU_ASSERT_EQUAL(engine_keys, 4); /* allow_variable_time, strict, user_config, threads */
+    mpce_engine_free(e2);
     mpce_engine_free(e);
+    drop(path);
+
     /* A key before any section is named with its line, and the section it
      * belongs in. */
     struct log_capture w = {{0}, 0, 0};
     char *conf = tu_write_temp("# x\nntt.mul = auto\nstrict = no\n[engine]\n");
-    opts.config_path = conf;
-    opts.log_arg = &w;
+    mpce_options opts = {.struct_size = sizeof(opts), .config_path = conf,
+                         .flags = quiet_flags, .log = capture_log, .log_arg = &w,
+                         .log_level = MPCE_LOG_DEBUG};
     CU_ASSERT_EQUAL_FATAL(mpce_engine_new(&opts, &e), MPCE_OK);
     CU_ASSERT_PTR_NOT_NULL(strstr(w.text, ":2: key 'ntt.mul' outside any section ignored: "
                                           "put it under [pins]"));
@@ -330,6 +417,39 @@ static void test_pin_classes(void)
                     MPCE_ERR_CONFIG, "tiny, small, medium or large");
     TU_ASSERT_ERROR(engine_from("[pins]\nntt.ctx_new = ntt-soft\n", quiet_flags, &e, NULL),
                     MPCE_ERR_CONFIG, "forward inverse mul");
+}
+
+/* The layers in the order mpce_config_load reads them: a plugin package's
+ * snippet sets defaults that the shipped engine.conf leaves alone, and a
+ * drop-in of the administrator's overrides the snippet key by key. */
+static void test_snippet_under_shipped_conf(void)
+{
+    char *dir = tu_temp_dir(), snippets[4096], dropins[4096], path[4200];
+    snprintf(snippets, sizeof(snippets), "%s/plugins.d", dir);
+    snprintf(dropins, sizeof(dropins), "%s/engine.conf.d", dir);
+    CU_ASSERT_FATAL(mkdir(snippets, 0700) == 0 && mkdir(dropins, 0700) == 0);
+    snprintf(path, sizeof(path), "%s/aesni.conf", snippets);
+    tu_write_text(path, "[engine]\nthreads = 3\n[pins]\nprg = prg-soft-bitslice\n"
+                        "lpn.fold = lpn-soft\n", 0644);
+    snprintf(path, sizeof(path), "%s/local.conf", dropins);
+    tu_write_text(path, "[pins]\nlpn.fold = auto\n", 0644);
+
+    struct mpce_config cfg;
+    CU_ASSERT_FATAL(mpce_config_init(&cfg) == MPCE_OK);
+    CU_ASSERT_EQUAL(mpce_config_read_dir(&cfg, snippets), MPCE_OK);
+    CU_ASSERT_EQUAL(mpce_config_read_file(&cfg, SHIPPED_CONF, MPCE_CONF_OPTIONAL, NULL), MPCE_OK);
+    CU_ASSERT_EQUAL(mpce_config_read_dir(&cfg, dropins), MPCE_OK);
+    CU_ASSERT_EQUAL(cfg.threads, 3u);
+    const struct mpce_pin *pin = mpce_config_pin(&cfg, "prg.ecb", 0);
+    CU_ASSERT_PTR_NOT_NULL(pin);
+    if (pin) {
+        CU_ASSERT_STRING_EQUAL(pin->name, "prg-soft-bitslice");
+        CU_ASSERT_PTR_NOT_NULL(strstr(pin->source, "aesni.conf:4"));
+    }
+    pin = mpce_config_pin(&cfg, "lpn.fold", 0);
+    CU_ASSERT(pin == NULL || strcmp(pin->name, "auto") == 0);
+    mpce_config_free(&cfg);
+    tu_remove_dir(dir);
 }
 
 /* [plugin.soft] enabled = no is refused with a warning where it is read;
@@ -836,7 +956,8 @@ int main(void)
         {"pin of another primitive's implementation", test_pin_wrong_primitive},
         {"pin of an unknown primitive", test_pin_unknown_primitive},
         {"explicit pin", test_pin_explicit},
-        {"the shipped engine.conf loads without a warning", test_shipped_conf},
+        {"the shipped engine.conf documents every default and sets none", test_shipped_conf},
+        {"a plugins.d snippet under the shipped engine.conf", test_snippet_under_shipped_conf},
         {"pins per operation and size class", test_pin_classes},
         {"effective settings and their sources", test_config_info},
         {"the built-in soft plugin cannot be disabled", test_soft_cannot_be_disabled},

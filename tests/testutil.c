@@ -294,7 +294,9 @@ char *tu_copy_into(const char *src, const char *dir, unsigned mode)
     return dst;
 }
 
-void tu_remove_dir(char *dir)
+/* dir and everything under it (the tests' own directories only: symbolic
+ * links are unlinked, never followed). */
+static void remove_tree(const char *dir)
 {
     chmod(dir, 0700);
     DIR *d = opendir(dir);
@@ -305,11 +307,20 @@ void tu_remove_dir(char *dir)
                 continue;
             char path[4096];
             snprintf(path, sizeof(path), "%s/%s", dir, ent->d_name);
-            unlink(path);
+            struct stat st;
+            if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
+                remove_tree(path);
+            else
+                unlink(path);
         }
         closedir(d);
     }
     rmdir(dir);
+}
+
+void tu_remove_dir(char *dir)
+{
+    remove_tree(dir);
     free(dir);
 }
 

@@ -34,7 +34,7 @@ mpce_engine *tu_engine(int allow_variable_time);
 mpce_status tu_engine_conf(const char *conf_text, mpce_engine **out);
 
 /* A fresh 0700 directory under $TMPDIR or /tmp, to hold plugins (free with
- * tu_remove_dir, which deletes its files first). */
+ * tu_remove_dir, which deletes everything under it first). */
 char *tu_temp_dir(void);
 /* Copy file src into dir under its own name with mode; returns the new
  * path (malloc'd). */

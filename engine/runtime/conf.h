@@ -14,7 +14,8 @@
 #include "mpcengine/common.h"
 
 #ifndef MPCE_PLUGINDIR
-#define MPCE_PLUGINDIR "/usr/local/lib/mpcengine/plugins"
+#define MPCE_PLUGINDIR "/usr/local/lib/mpcengine/plugins-2"
+#define MPCE_PLUGINDIR_ABI 2
 #endif
 #ifndef MPCE_CONFDIR
 #define MPCE_CONFDIR "/usr/local/etc/mpcengine"

@@ -27,6 +27,13 @@
 #include "engine/runtime/knobs.h"
 #include "engine/runtime/conf.h"
 #include "engine/runtime/module_file.h"
+#include "mpcengine/plugin.h"
+
+/* The compiled-in module directory is named after the plugin ABI
+ * (plugins-N, configure.ac's MPCE_PLUGIN_ABI): a bump of one without the
+ * other would install new modules where old engines look, or the reverse. */
+_Static_assert(MPCE_PLUGINDIR_ABI == MPCE_PLUGIN_ABI_MAJOR,
+               "MPCE_PLUGIN_ABI in configure.ac must equal MPCE_PLUGIN_ABI_MAJOR");
 
 /* Larger files are not configuration; refusing them bounds the line scan. */
 #define CONFIG_MAX_BYTES (1u << 20)
