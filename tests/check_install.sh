@@ -31,6 +31,8 @@ case "$plugindir" in
 esac
 if [ "$build_aesni" = yes ]; then
     [ -f "$dest$plugindir/mpce-aesni.so" ] || bad "mpce-aesni.so not in $plugindir"
+    grep -q '^\[plugin.aesni\]' "$dest$snippetdir/aesni.conf" 2>/dev/null ||
+        bad "the aesni snippet is not in $snippetdir/aesni.conf"
 fi
 [ -x "$dest$probe_helper" ] || bad "probe helper not installed at $probe_helper"
 conf="$dest$mpceconfdir/engine.conf"
