@@ -7,6 +7,10 @@
  *   mpce_prg *prg; mpce_prg_new(NULL, key, 1, &prg);
  *   mpce_prg_ctr(prg, "auto", 0, 0, out, n);
  *   mpce_prg_free(prg);
+ *
+ * Which objects threads may share is said above each type's declaration:
+ * the engine in common.h, contexts in prg.h, ntt.h, lpn.h and dpf.h (with
+ * DPF keys and key batches), buffers and queues in buffer.h.
  */
 #ifndef MPCENGINE_H
 #define MPCENGINE_H

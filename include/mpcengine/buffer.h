@@ -32,7 +32,23 @@
 extern "C" {
 #endif
 
+/* Threads: a buffer may be named by calls on several threads at once. Its
+ * bytes are the caller's to guard: work that writes them must not overlap
+ * other work that reads or writes them, in time or, on a device, on queues
+ * not yet waited for. mpce_buffer_free must not race with a call that names
+ * the buffer. */
 typedef struct mpce_buffer mpce_buffer;
+/* Threads: a host queue may be used by any number of threads at once (each
+ * call finishes before it returns). A device queue takes submissions from
+ * one thread at a time: its order is the order of submission, which
+ * concurrent submitters do not have. Any number of threads may wait on a
+ * queue. mpce_queue_free must not race with another call on the queue.
+ *
+ * Device memory: the engine passes calls on device buffers and queues to the
+ * device's plugin without a lock of its own, and the plugin ABI does not
+ * require a device's functions (alloc, free, queue_new, the copies) to be
+ * safe across threads. Unless the plugin promises more, make, copy into and
+ * free one device's buffers and queues from one thread at a time. */
 typedef struct mpce_queue mpce_queue;
 
 /* The memory kind of host buffers. */

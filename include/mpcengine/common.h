@@ -101,6 +101,17 @@ typedef void (*mpce_log_fn)(void *arg, mpce_log_level level, const char *plugin,
 /* "debug", "info", "warning", "error". */
 MPCE_API const char *mpce_log_level_name(mpce_log_level level);
 
+/*
+ * Threads: an engine may be shared by any number of threads. Every call that
+ * takes one (listings, self-tests, making contexts and host buffers and
+ * queues; device ones: see buffer.h) may run on several threads at once.
+ * mpce_engine_free must not race with a call given that engine; the objects
+ * made from it hold it, so calls on them may go on (they fail with
+ * MPCE_ERR_STATE once it is freed). mpce_init, mpce_init_with, mpce_shutdown
+ * and calls that pass NULL for the global engine may come from any thread at
+ * any time, as long as no thread still reads a listing of a global engine
+ * being shut down.
+ */
 typedef struct mpce_engine mpce_engine;
 
 /* Options for an engine; zero-initialise, then set struct_size. */
@@ -180,7 +191,9 @@ typedef struct mpce_impl_info {
 
 /*
  * The engine's listing. With run_selftests != 0 every implementation not yet
- * tested is self-tested first. The array stays valid until the engine is freed.
+ * tested is self-tested first. The array stays valid until the engine is
+ * freed and is never changed: any thread may read it. So are the arrays of
+ * mpce_routes and mpce_config_info.
  */
 MPCE_API mpce_status mpce_list(mpce_engine *engine, int run_selftests,
                                const mpce_impl_info **rows, size_t *count);

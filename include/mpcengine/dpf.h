@@ -25,7 +25,13 @@ typedef enum mpce_dpf_group {
     MPCE_DPF_U64 = 1
 } mpce_dpf_group;
 
+/* Threads: a context may be used by any number of threads at once; calls
+ * only read it (what a call resolves the first time is published under the
+ * context's own lock). mpce_dpf_free must not race with another call on it. */
 typedef struct mpce_dpf mpce_dpf;
+/* Threads: a key is never changed once made: any number of threads may
+ * evaluate, serialize or inspect it at once; mpce_dpf_key_free must not race
+ * with them. Key batches (mpce_dpf_keys, below) likewise. */
 typedef struct mpce_dpf_key mpce_dpf_key;
 typedef struct mpce_dpf_keys mpce_dpf_keys;
 
@@ -74,9 +80,10 @@ MPCE_API mpce_status mpce_dpf_eval_keys(mpce_dpf *ctx, const char *impl,
  * over consecutive keys reads consecutive memory (each key takes ~16n bytes
  * instead of a 1 KiB struct of its own). A batch holds copies of the
  * keys' secret shares and wipes them when freed. It is read-only once
- * made: it may be shared by threads and contexts, and outlive the context
- * that made it; it serves every context with its keys' domain bits, group
- * and PRG keys. A batch of 0 keys is allowed.
+ * made: it may be shared by threads and contexts (mpce_dpf_keys_free must
+ * not race with their calls), and outlive the context that made it; it
+ * serves every context with its keys' domain bits, group and PRG keys. A
+ * batch of 0 keys is allowed.
  *
  * mpce_dpf_keys_new: batch key i is keys[i]; the first key that does not
  * match ctx is named and nothing is made. The keys may be freed after.

@@ -16,6 +16,9 @@ extern "C" {
 #define MPCE_LPN_MIN_LOGK 1u
 #define MPCE_LPN_MAX_LOGK 30u
 
+/* Threads: a context may be used by any number of threads at once; calls
+ * only read it (what a call resolves the first time is published under the
+ * context's own lock). mpce_lpn_free must not race with another call on it. */
 typedef struct mpce_lpn mpce_lpn;
 
 /* A context for a 16-byte index-stream seed and table size k = 2^logk

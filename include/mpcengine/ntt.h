@@ -25,6 +25,9 @@ extern "C" {
 #define MPCE_NTT_MAX_MODULI 64u
 #define MPCE_NTT_MAX_Q (UINT64_C(1) << 61)  /* exclusive bound */
 
+/* Threads: a context may be used by any number of threads at once; calls
+ * only read it (what a call resolves the first time is published under the
+ * context's own lock). mpce_ntt_free must not race with another call on it. */
 typedef struct mpce_ntt mpce_ntt;
 
 /*

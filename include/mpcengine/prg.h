@@ -21,6 +21,9 @@ extern "C" {
 #define MPCE_BLOCK_BYTES 16
 #define MPCE_PRG_MAX_KEYS 8
 
+/* Threads: a context may be used by any number of threads at once; calls
+ * only read it (what a call resolves the first time is published under the
+ * context's own lock). mpce_prg_free must not race with another call on it. */
 typedef struct mpce_prg mpce_prg;
 
 /* A context holding m (1..8) AES-128 keys, 16 bytes each, concatenated.
