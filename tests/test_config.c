@@ -419,6 +419,28 @@ static void test_pin_classes(void)
                     MPCE_ERR_CONFIG, "forward inverse mul");
 }
 
+/* Line numbers come from an index of the file (iniparser keeps none): the
+ * last setting of a key across a repeated section, in any case, and each
+ * unknown key at its own line. */
+static void test_line_numbers(void)
+{
+    mpce_engine *e = NULL;
+    char *path = NULL;
+    TU_ASSERT_ERROR(engine_from("[engine]\nthreads = 2\n[tune]\n# threads = x\n[Engine]\n"
+                                "THREADS = lots\n", quiet_flags, &e, &path),
+                    MPCE_ERR_CONFIG, ":6: [engine] threads = lots: expected");
+    drop(path);
+    struct log_capture log = {{0}, 0, 0};
+    struct warn_run w = {tu_write_temp("[engine]\nfoo = 1\n[tune]\nbar = 2\n[engine]\n"
+                                       "baz = 3\n"),
+                         &log, MPCE_ERR_STATE};
+    CU_ASSERT_EQUAL(stderr_bytes_during(make_and_free, &w), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(log.text, ":2: unknown key 'foo' in [engine]"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(log.text, ":4: unknown key 'bar' in [tune]"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(log.text, ":6: unknown key 'baz' in [engine]"));
+    drop(w.conf);
+}
+
 /* The layers in the order mpce_config_load reads them: a plugin package's
  * snippet sets defaults that the shipped engine.conf leaves alone, and a
  * drop-in of the administrator's overrides the snippet key by key. */
@@ -958,6 +980,7 @@ int main(void)
         {"explicit pin", test_pin_explicit},
         {"the shipped engine.conf documents every default and sets none", test_shipped_conf},
         {"a plugins.d snippet under the shipped engine.conf", test_snippet_under_shipped_conf},
+        {"line numbers from the file index", test_line_numbers},
         {"pins per operation and size class", test_pin_classes},
         {"effective settings and their sources", test_config_info},
         {"the built-in soft plugin cannot be disabled", test_soft_cannot_be_disabled},

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <strings.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #if defined(__linux__)
@@ -392,10 +393,24 @@ dictionary *mpce_ini_load(const char *path, const char **error)
     return d;
 }
 
-/* The text of one file and its name, for line lookups. */
+/* One meaningful line of a file: a key outside any section, a section
+ * header or a key in a section, as spans of the file's text. */
+enum line_kind { LINE_OUTSIDE = 0, LINE_HEADER = 1, LINE_KEY = 2 };
+struct line_rec {
+    const char *sec_b, *sec_e, *key_b, *key_e;
+    unsigned line;
+    enum line_kind kind;
+};
+
+/* The text of one file and its name, for line lookups. iniparser keeps no
+ * line numbers, so the file is read once more into `lines`, sorted by kind,
+ * section, key and line: each lookup is then a binary search, and a file
+ * full of keys to report costs n log n, not n^2. */
 struct ini_file {
     const char *path;
     char *text;
+    struct line_rec *lines;
+    size_t n_lines;
 };
 
 static void trim(const char **b, const char **e)
@@ -421,54 +436,99 @@ static int next_line(const char **p, const char **b, const char **e)
     return 1;
 }
 
-static int span_eq(const char *b, const char *e, const char *s)
+static int span_cmp(const char *ab, const char *ae, const char *bb, const char *be)
 {
-    size_t len = (size_t)(e - b);
-    return strlen(s) == len && strncasecmp(b, s, len) == 0;
+    size_t la = (size_t)(ae - ab), lb = (size_t)(be - bb);
+    int c = strncasecmp(ab, bb, la < lb ? la : lb);
+    return c != 0 ? c : (la > lb) - (la < lb);
 }
 
-/* Whether the trimmed line [b, e) is `key = ...`. */
-static int line_sets(const char *b, const char *e, const char *key)
+/* Sections and keys compare without case, as iniparser stores them. */
+static int line_rec_cmp(const void *pa, const void *pb)
 {
-    if (b >= e || *b == '#' || *b == ';')
-        return 0;
-    const char *eq = memchr(b, '=', (size_t)(e - b));
-    if (!eq)
-        return 0;
-    const char *kb = b, *ke = eq;
-    trim(&kb, &ke);
-    return span_eq(kb, ke, key);
+    const struct line_rec *a = pa, *b = pb;
+    int c = (a->kind > b->kind) - (a->kind < b->kind);
+    if (c == 0)
+        c = span_cmp(a->sec_b, a->sec_e, b->sec_b, b->sec_e);
+    if (c == 0)
+        c = span_cmp(a->key_b, a->key_e, b->key_b, b->key_e);
+    return c != 0 ? c : (a->line > b->line) - (a->line < b->line);
 }
 
 /*
- * iniparser keeps no line numbers, so find the line that set `key` in
- * `section` (key NULL: the section header; section NULL: before any header)
- * by scanning the text the way iniparser reads it; the last assignment wins
- * there, so it does here.
+ * Index f's lines the way iniparser reads them: comments skipped, a key
+ * needs '=', a header needs ']' (a header seen again continues its
+ * section), keys before the first header are outside any section. On
+ * memory exhaustion the index stays short and lookups answer "no line":
+ * messages lose a line number, the file is not refused.
  */
-static unsigned find_line(const struct ini_file *f, const char *section, const char *key)
+static void index_lines(struct ini_file *f)
 {
-    unsigned line = 0, found = 0;
-    int in_section = section == NULL;
+    size_t cap = 0;
+    const char *sec_b = NULL, *sec_e = NULL;
+    int any_header = 0;
+    unsigned line = 0;
     const char *p = f->text, *b, *e;
     while (next_line(&p, &b, &e)) {
         line++;
-        if (b < e && *b == '[') {
-            if (section == NULL)
-                break; /* past the keys outside any section */
+        if (b >= e || *b == '#' || *b == ';')
+            continue;
+        struct line_rec rec = {0};
+        if (*b == '[') {
+            any_header = 1;
             const char *close = memchr(b, ']', (size_t)(e - b));
-            if (close) {
-                const char *sb = b + 1, *se = close;
-                trim(&sb, &se);
-                in_section = span_eq(sb, se, section);
-                if (in_section && !key)
-                    found = line;
-            }
-        } else if (key && in_section && line_sets(b, e, key)) {
-            found = line;
+            if (!close)
+                continue;
+            sec_b = b + 1;
+            sec_e = close;
+            trim(&sec_b, &sec_e);
+            rec = (struct line_rec){sec_b, sec_e, "", "", line, LINE_HEADER};
+        } else {
+            const char *eq = memchr(b, '=', (size_t)(e - b));
+            if (!eq || (any_header && !sec_b))
+                continue;
+            const char *kb = b, *ke = eq;
+            trim(&kb, &ke);
+            rec = any_header ? (struct line_rec){sec_b, sec_e, kb, ke, line, LINE_KEY}
+                             : (struct line_rec){"", "", kb, ke, line, LINE_OUTSIDE};
         }
+        if (f->n_lines == cap) {
+            size_t ncap = cap ? 2 * cap : 32;
+            struct line_rec *grown = realloc(f->lines, ncap * sizeof(*grown));
+            if (!grown)
+                break;
+            f->lines = grown;
+            cap = ncap;
+        }
+        f->lines[f->n_lines++] = rec;
     }
-    return found;
+    if (f->n_lines > 1)
+        qsort(f->lines, f->n_lines, sizeof(*f->lines), line_rec_cmp);
+}
+
+/* The line that set `key` in `section` (key NULL: the section header;
+ * section NULL: before any header); the last assignment wins in iniparser,
+ * so the last line is answered. 0 if none. */
+static unsigned find_line(const struct ini_file *f, const char *section, const char *key)
+{
+    struct line_rec probe = {section ? section : "", NULL, key ? key : "", NULL, UINT_MAX,
+                             section == NULL ? LINE_OUTSIDE : key ? LINE_KEY : LINE_HEADER};
+    probe.sec_e = probe.sec_b + strlen(probe.sec_b);
+    probe.key_e = probe.key_b + strlen(probe.key_b);
+    /* The first record after every match (the probe's line is above all). */
+    size_t lo = 0, hi = f->n_lines;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (line_rec_cmp(&f->lines[mid], &probe) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0)
+        return 0;
+    const struct line_rec *last = &f->lines[lo - 1];
+    probe.line = last->line;
+    return line_rec_cmp(last, &probe) == 0 ? last->line : 0;
 }
 
 /* "FILE:LINE" or "FILE" when the line is unknown. */
@@ -493,82 +553,26 @@ static void warn(const struct mpce_config *cfg, const char *fmt, ...)
 }
 
 /* A key set twice in one section of one file: iniparser keeps the last
- * value without a word, so say which lines. Sections and keys compare
- * without case, as iniparser stores them; a section header seen again
- * continues that section; keys before any section are reported as ignored
- * elsewhere. The lines are sorted by section, key and line, so a file at
- * the size limit costs n log n compares, not n^2. */
-struct seen_key {
-    const char *sec_b, *sec_e, *key_b, *key_e;
-    unsigned line;
-};
-
-static int span_cmp(const char *ab, const char *ae, const char *bb, const char *be)
-{
-    size_t la = (size_t)(ae - ab), lb = (size_t)(be - bb);
-    int c = strncasecmp(ab, bb, la < lb ? la : lb);
-    return c != 0 ? c : (la > lb) - (la < lb);
-}
-
-static int seen_cmp(const void *pa, const void *pb)
-{
-    const struct seen_key *a = pa, *b = pb;
-    int c = span_cmp(a->sec_b, a->sec_e, b->sec_b, b->sec_e);
-    if (c == 0)
-        c = span_cmp(a->key_b, a->key_e, b->key_b, b->key_e);
-    return c != 0 ? c : (a->line > b->line) - (a->line < b->line);
-}
-
+ * value without a word, so say which lines. The index is sorted by
+ * section, key and line, so each repeat follows its first setting; keys
+ * before any section are reported as ignored elsewhere. */
 static void warn_duplicates(const struct mpce_config *cfg, const struct ini_file *f)
 {
-    struct seen_key *seen = NULL;
-    size_t n = 0, cap = 0;
-    const char *sec_b = "", *sec_e = sec_b;
-    unsigned line = 0;
-    const char *p = f->text, *b, *e;
-    while (next_line(&p, &b, &e)) {
-        line++;
-        if (b >= e || *b == '#' || *b == ';')
+    const struct line_rec *first = NULL;
+    for (size_t i = 0; i < f->n_lines; i++) {
+        const struct line_rec *r = &f->lines[i];
+        if (r->kind != LINE_KEY || r->sec_b == r->sec_e)
             continue;
-        if (*b == '[') {
-            const char *close = memchr(b, ']', (size_t)(e - b));
-            if (close) {
-                sec_b = b + 1;
-                sec_e = close;
-                trim(&sec_b, &sec_e);
-            }
+        if (!first || span_cmp(r->sec_b, r->sec_e, first->sec_b, first->sec_e) != 0 ||
+            span_cmp(r->key_b, r->key_e, first->key_b, first->key_e) != 0) {
+            first = r;
             continue;
         }
-        const char *eq = memchr(b, '=', (size_t)(e - b));
-        if (!eq || sec_b == sec_e)
-            continue;
-        const char *kb = b, *ke = eq;
-        trim(&kb, &ke);
-        if (n == cap) {
-            size_t ncap = cap ? 2 * cap : 32;
-            struct seen_key *grown = realloc(seen, ncap * sizeof(*seen));
-            if (!grown)
-                break; /* a warning lost to memory, not a refused file */
-            seen = grown;
-            cap = ncap;
-        }
-        seen[n++] = (struct seen_key){sec_b, sec_e, kb, ke, line};
-    }
-    if (n > 1)
-        qsort(seen, n, sizeof(*seen), seen_cmp);
-    for (size_t i = 1, first = 0; i < n; i++) {
-        if (span_cmp(seen[i].sec_b, seen[i].sec_e, seen[first].sec_b, seen[first].sec_e) != 0 ||
-            span_cmp(seen[i].key_b, seen[i].key_e, seen[first].key_b, seen[first].key_e) != 0) {
-            first = i;
-            continue;
-        }
-        const struct seen_key *s = &seen[i];
         warn(cfg, "%s:%u: [%.*s] %.*s is set again (first set at line %u): the last setting "
                   "is used; keep one",
-             f->path, s->line, (int)(s->sec_e - s->sec_b), s->sec_b, (int)(s->key_e - s->key_b),
-             s->key_b, seen[first].line);
+             f->path, r->line, (int)(r->sec_e - r->sec_b), r->sec_b, (int)(r->key_e - r->key_b),
+             r->key_b, first->line);
     }
-    free(seen);
 }
 
 static mpce_status bad_value(const struct ini_file *f, const char *sec, const char *key,
@@ -950,7 +954,7 @@ mpce_status mpce_config_read_file(struct mpce_config *cfg, const char *path,
                           origin ? origin : "the default layers");
     }
     int too_big;
-    struct ini_file f = {path, slurp(fd, &too_big)};
+    struct ini_file f = {path, slurp(fd, &too_big), NULL, 0};
     if (!f.text) {
         int err = errno;
         close(fd);
@@ -991,6 +995,7 @@ mpce_status mpce_config_read_file(struct mpce_config *cfg, const char *path,
         free(f.text);
         return syntax_error(path);
     }
+    index_lines(&f);
     mpce_status st = remember_file(cfg, path);
     if (st == MPCE_OK)
         warn_duplicates(cfg, &f);
@@ -1017,6 +1022,7 @@ mpce_status mpce_config_read_file(struct mpce_config *cfg, const char *path,
             st = apply_section(cfg, d, &f, sec);
     }
     iniparser_freedict(d);
+    free(f.lines);
     free(f.text);
     return st;
 }
