@@ -4,7 +4,8 @@
 # libtool archives, no empty state directory, modules in the directory
 # named after the plugin ABI (the one the engine and the .pc file name), the
 # probe helper where the library spawns it, an engine.conf that sets
-# nothing; and `make uninstall` leaves no file behind.
+# nothing, the bash completion under the command's name (unless configured
+# out); and `make uninstall` leaves no file behind.
 set -u
 MAKE=${MAKE:-make}
 dest=$(mktemp -d "${TMPDIR:-/tmp}/mpce-install.XXXXXX") || exit 1
@@ -43,6 +44,10 @@ if [ -f "$conf" ]; then
         bad "the installed engine.conf does not document plugin_path = $plugindir"
 else
     bad "engine.conf not installed in $mpceconfdir"
+fi
+if [ -n "${bashcompletiondir:-}" ]; then
+    [ -f "$dest$bashcompletiondir/mpcengine" ] ||
+        bad "the bash completion is not installed as $bashcompletiondir/mpcengine"
 fi
 pc_file="$dest$libdir/pkgconfig/mpcengine.pc"
 pc=${PKG_CONFIG:-pkg-config}
