@@ -118,7 +118,10 @@ expect_exactly "mpcengine prg ctr --counter ''"
 expect_has "mpcengine prg ctr --impl ''" auto prg-soft-bitslice prg-soft-ttable ! ntt-soft dpf-soft
 expect_exactly "mpcengine ntt forward --impl n" ntt-soft
 expect_has "mpcengine list --impl ''" prg-soft-bitslice ntt-soft lpn-soft dpf-soft ! auto
+# --opt=VALUE and DIR:DIR, split into words "=" and ":" by COMP_WORDBREAKS
+# (readline then replaces what follows the last one) or not.
 expect_exactly "mpcengine prg ctr --impl = prg-soft-b" prg-soft-bitslice
+expect_has "mpcengine prg ctr --impl =" auto prg-soft-bitslice ! ntt-soft
 expect_exactly "mpcengine prg ctr --impl=prg-soft-t" --impl=prg-soft-ttable
 expect_exactly "mpcengine lpn --impl=lpn" --impl=lpn-soft
 # The command as typed, not only from PATH.
@@ -128,12 +131,18 @@ expect_exactly "mpcengine prg ecb --in $tmp/files/ke" "$tmp/files/keys.bin"
 expect_has "mpcengine prg ecb --in $tmp/files/" "$tmp/files/keys.bin" "$tmp/files/kat.txt"
 expect_exactly "mpcengine dpf eval --key $tmp/files/ka" "$tmp/files/kat.txt"
 expect_exactly "mpcengine list --plugin-path $tmp/files:$tmp/no" "$tmp/files:$tmp/noplugins"
+expect_exactly "mpcengine list --plugin-path $tmp/files : $tmp/no" "$tmp/noplugins"
+expect_exactly "mpcengine list --plugin-path = $tmp/files : $tmp/no" "$tmp/noplugins"
+expect_exactly "mpcengine list --plugin-path=$tmp/files:$tmp/no" "--plugin-path=$tmp/files:$tmp/noplugins"
+expect_has "mpcengine list --plugin-path $tmp/files : $tmp/noplugins --" --json --impl ! --plugin-path
 # --plugin-path and --config on the line choose the modules listed.
 if [[ -n ${aesni_dir:-} ]]; then
     want=$(mpcengine list --plugin-path "$aesni_dir" 2>/dev/null | awk '$2 == "prg" { print $3 }' | grep aesni | head -n 1)
     if [[ -n $want ]]; then
         expect_has "mpcengine prg ctr --plugin-path $aesni_dir --impl ''" "$want" prg-soft-bitslice
         expect_has "mpcengine prg ctr --config $tmp/aesni.conf --impl ''" "$want"
+        expect_has "mpcengine prg ctr --plugin-path $tmp/noplugins : $aesni_dir --impl ''" "$want"
+        expect_has "mpcengine prg ctr --plugin-path=$tmp/noplugins:$aesni_dir --impl ''" "$want"
     else
         echo "note: the aesni module loads no PRG implementation on this CPU: --plugin-path not checked"
     fi
