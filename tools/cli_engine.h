@@ -38,6 +38,16 @@ int cli_engine_fail(const struct cli_cmd *cmd, mpce_status status);
  * "mpce_options.config_path", and so on; other sources unchanged. */
 const char *cli_source_name(const char *source);
 
+/* An engine message as the command's user knows it, on one line in buf:
+ * option fields become the options ("mpce_options.config_path" ->
+ * "--config"), array arguments the option values ("moduli[0]" -> "--moduli
+ * value 1", "in[5]" -> "word 5 of --in"), and a leading "mpce_fn: " goes
+ * (the command's prefix names what failed). Returns buf. */
+const char *cli_engine_detail(const char *detail, char *buf, size_t len);
+
+/* mpce_last_error(), or fallback when it is empty. */
+const char *cli_last_error_or(const char *fallback);
+
 /* Print "<prog>: warning: ..." once for every pin that names nothing usable
  * (an implementation removed, failing or refused by policy): such a pin
  * fails the calls it routes, and `list` or `selftest` passing quietly
