@@ -22,9 +22,12 @@ const char cli_usage_list[] =
     "                  sha256, version\n" CLI_COMMON_HELP;
 
 const char cli_usage_selftest[] =
-    "usage: mpcengine selftest [--impl NAME] [--config FILE]\n"
+    "usage: mpcengine selftest [--json] [--impl NAME] [--config FILE]\n"
     "  Run the known-answer vectors through every implementation (or only NAME)\n"
-    "  and print one line each. Exit status 0 only if every one that ran passed.\n" CLI_COMMON_HELP;
+    "  and print one line each. Exit status 0 only if every one that ran passed.\n"
+    "  --json          one JSON object: results, an array of objects with keys\n"
+    "                  plugin, impl, path, result (\"pass\", \"fail\" or \"skipped\")\n"
+    "                  and reason; then passed, failed and skipped, the counts\n" CLI_COMMON_HELP;
 
 static const struct {
     unsigned bit;
@@ -217,9 +220,31 @@ int cmd_list(int argc, char **argv)
     return 0;
 }
 
+/* selftest --json: the same rows and counts as the text, for machines. */
+static void print_selftest_json(const mpce_impl_info *rows, size_t count, const char *impl,
+                                size_t passed, size_t failed, size_t skipped)
+{
+    int first = 1;
+
+    printf("{\"results\": [");
+    for (size_t i = 0; i < count; i++) {
+        const mpce_impl_info *r = &rows[i];
+        if (!selected(r, impl))
+            continue;
+        const char *const kv[] = {"plugin", r->plugin, "impl",   r->impl,  "path",
+                                  r->path,  "result", r->selftest, "reason", r->reason};
+        printf("%s\n  {", first ? "" : ",");
+        first = 0;
+        cli_json_fields(kv, 5);
+        putchar('}');
+    }
+    printf("%s],\n \"passed\": %zu, \"failed\": %zu, \"skipped\": %zu}\n", first ? "" : "\n",
+           passed, failed, skipped);
+}
+
 int cmd_selftest(int argc, char **argv)
 {
-    struct cli_opt opts[] = {CLI_COMMON_OPTS};
+    struct cli_opt opts[] = {{"json", 0, NULL}, CLI_COMMON_OPTS};
     const struct cli_cmd cmd = {"mpcengine selftest", cli_usage_selftest, opts};
     const char *impl;
     const mpce_impl_info *rows = NULL;
@@ -237,23 +262,28 @@ int cmd_selftest(int argc, char **argv)
     if (st == MPCE_ERR_NOIMPL && impl != NULL)
         return cli_engine_fail(&cmd, st);
     /* Keep the self-test's error detail: a failing listing call would replace it. */
-    char detail[512];
-    snprintf(detail, sizeof(detail), "%s", mpce_last_error());
+    char detail[2048];
+    cli_engine_detail(cli_last_error_or(mpce_status_name(st)), detail, sizeof(detail));
     list_st = mpce_list(NULL, 0, &rows, &count);
     if (list_st != MPCE_OK)
         return cli_engine_fail(&cmd, list_st);
-    for (size_t i = 0; i < count; i++) {
-        const mpce_impl_info *r = &rows[i];
-        if (!selected(r, impl))
-            continue;
-        skipped += strcmp(r->selftest, "skipped") == 0;
-        printf("%-8s %s%s%s\n", r->selftest, r->impl[0] != '\0' ? r->impl : r->path,
-               r->reason[0] != '\0' ? ": " : "", r->reason);
+    for (size_t i = 0; i < count; i++)
+        skipped += selected(&rows[i], impl) && strcmp(rows[i].selftest, "skipped") == 0;
+    if (cli_value(&cmd, "json") != NULL) {
+        print_selftest_json(rows, count, impl, passed, failed, skipped);
+    } else {
+        for (size_t i = 0; i < count; i++) {
+            const mpce_impl_info *r = &rows[i];
+            if (!selected(r, impl))
+                continue;
+            printf("%-8s %s%s%s\n", r->selftest, r->impl[0] != '\0' ? r->impl : r->path,
+                   r->reason[0] != '\0' ? ": " : "", r->reason);
+        }
+        printf("%zu passed, %zu failed, %zu skipped\n", passed, failed, skipped);
     }
-    printf("%zu passed, %zu failed, %zu skipped\n", passed, failed, skipped);
     cli_warn_dangling_pins(&cmd);
     if (st != MPCE_OK) {
-        fprintf(stderr, "%s: %s\n", cmd.prog, detail[0] != '\0' ? detail : mpce_status_name(st));
+        fprintf(stderr, "%s: %s\n", cmd.prog, detail);
         return CLI_EXIT_ENGINE;
     }
     return CLI_EXIT_OK;
