@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tools/cli.h"
 #include "tools/cli_args.h"
@@ -34,6 +35,62 @@ const char *cli_value(const struct cli_cmd *cmd, const char *name)
     const struct cli_opt *o = find_opt(cmd, name, strlen(name));
 
     return o != NULL ? o->value : NULL;
+}
+
+int cli_is_std(const char *path)
+{
+    return path != NULL && strcmp(path, "-") == 0;
+}
+
+/* One command runs per process, and only a few of its options are ever
+ * read from files: a small table is all the bookkeeping that needs. */
+static struct {
+    const char *name, *origin;
+} origins[4];
+
+void cli_set_origin(const char *name, const char *origin)
+{
+    for (size_t i = 0; i < sizeof(origins) / sizeof(origins[0]); i++)
+        if (origins[i].name == NULL || strcmp(origins[i].name, name) == 0) {
+            origins[i].name = name;
+            origins[i].origin = origin;
+            return;
+        }
+}
+
+const char *cli_origin(const char *name, char *buf, size_t len)
+{
+    for (size_t i = 0; i < sizeof(origins) / sizeof(origins[0]) && origins[i].name; i++)
+        if (strcmp(origins[i].name, name) == 0) {
+            snprintf(buf, len, "%s", origins[i].origin);
+            return buf;
+        }
+    snprintf(buf, len, "--%s", name);
+    return buf;
+}
+
+/* "-" twice among the inputs (or the outputs) cannot work: standard input
+ * is read once, and two outputs on standard output would run together. */
+static int check_std(const struct cli_cmd *cmd, unsigned kind, const char *what)
+{
+    const char *first = NULL;
+    int binary = 0;
+
+    for (const struct cli_opt *o = cmd->opts; o->name != NULL; o++) {
+        if (!(o->flags & kind) || !cli_is_std(o->value))
+            continue;
+        if (first != NULL)
+            return cli_fail(cmd, CLI_EXIT_USAGE, "--%s and --%s both name '-' (standard %s): "
+                            "at most one can; name a file for the other", first, o->name,
+                            what);
+        first = o->name;
+        binary = !(o->flags & CLI_TEXT);
+    }
+    if (binary && kind == CLI_OUT && isatty(STDOUT_FILENO))
+        return cli_fail(cmd, CLI_EXIT_USAGE, "--%s -: standard output is a terminal, and "
+                        "the output is binary: redirect it to a file or a pipe, or name a "
+                        "file", first);
+    return 0;
 }
 
 static int wants_help(int argc, char **argv)
@@ -91,7 +148,10 @@ int cli_parse(const struct cli_cmd *cmd, int argc, char **argv)
         if ((o->flags & CLI_REQUIRED) && o->value == NULL)
             return cli_fail(cmd, CLI_EXIT_USAGE, "missing required option --%s (see --help)",
                             o->name);
-    return CLI_PARSED;
+    int rc = check_std(cmd, CLI_IN, "input");
+    if (rc == 0)
+        rc = check_std(cmd, CLI_OUT, "output");
+    return rc != 0 ? rc : CLI_PARSED;
 }
 
 int cli_parse_exit(int parse_result)
@@ -197,10 +257,16 @@ static int parse_hex(const struct cli_cmd *cmd, const char *what, const char *s,
     if (slen != 2 * len)
         return cli_fail(cmd, CLI_EXIT_USAGE, "%s: expected %zu hex digits, got %zu", what,
                         2 * len, slen);
-    for (size_t i = 0; i < slen; i++)
-        if (hex_digit(s[i]) < 0)
-            return cli_fail(cmd, CLI_EXIT_USAGE, "%s: '%c' at position %zu is not a hex digit",
-                            what, s[i], i + 1);
+    for (size_t i = 0; i < slen; i++) {
+        if (hex_digit(s[i]) >= 0)
+            continue;
+        /* A file's value may hold any byte: the message stays one line. */
+        if ((unsigned char)s[i] < 0x20 || (unsigned char)s[i] >= 0x7f)
+            return cli_fail(cmd, CLI_EXIT_USAGE, "%s: byte 0x%02x at position %zu is not a "
+                            "hex digit", what, (unsigned char)s[i], i + 1);
+        return cli_fail(cmd, CLI_EXIT_USAGE, "%s: '%c' at position %zu is not a hex digit",
+                        what, s[i], i + 1);
+    }
     for (size_t i = 0; i < len; i++)
         out[i] = (uint8_t)(hex_digit(s[2 * i]) << 4 | hex_digit(s[2 * i + 1]));
     return 0;
@@ -209,12 +275,11 @@ static int parse_hex(const struct cli_cmd *cmd, const char *what, const char *s,
 int cli_hex(const struct cli_cmd *cmd, const char *name, uint8_t *out, size_t len)
 {
     const char *s = cli_value(cmd, name);
-    char what[64];
+    char what[4200];
 
     if (s == NULL)
         return 0;
-    snprintf(what, sizeof(what), "--%s", name);
-    return parse_hex(cmd, what, s, strlen(s), out, len);
+    return parse_hex(cmd, cli_origin(name, what, sizeof(what)), s, strlen(s), out, len);
 }
 
 int cli_hex_list(const struct cli_cmd *cmd, const char *name, size_t len, size_t min_count,
@@ -222,20 +287,21 @@ int cli_hex_list(const struct cli_cmd *cmd, const char *name, size_t len, size_t
 {
     const char *s = cli_value(cmd, name);
     size_t n = count_items(s);
-    char what[64];
+    char origin[4200], what[4300];
 
+    cli_origin(name, origin, sizeof(origin));
     if (n < min_count || n > max_count) {
         if (min_count == max_count)
-            return cli_fail(cmd, CLI_EXIT_USAGE, "--%s: expected %zu comma-separated values, got %zu",
-                            name, min_count, n);
+            return cli_fail(cmd, CLI_EXIT_USAGE, "%s: expected %zu comma-separated values, got %zu",
+                            origin, min_count, n);
         return cli_fail(cmd, CLI_EXIT_USAGE,
-                        "--%s: expected %zu to %zu comma-separated values, got %zu", name,
+                        "%s: expected %zu to %zu comma-separated values, got %zu", origin,
                         min_count, max_count, n);
     }
     for (size_t i = 0; i < n; i++) {
         const char *end = strchr(s, ',');
         size_t slen = end != NULL ? (size_t)(end - s) : strlen(s);
-        snprintf(what, sizeof(what), "--%s: value %zu", name, i + 1);
+        snprintf(what, sizeof(what), "%s: value %zu", origin, i + 1);
         int rc = parse_hex(cmd, what, s, slen, out + i * len, len);
         if (rc != 0)
             return rc;

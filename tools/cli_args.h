@@ -14,6 +14,9 @@
 
 #define CLI_ARG 0x1u      /* the option takes a value */
 #define CLI_REQUIRED 0x2u /* the option must be given */
+#define CLI_IN 0x4u       /* the value names a file the command reads; "-" is stdin */
+#define CLI_OUT 0x8u      /* the value names a file the command writes; "-" is stdout */
+#define CLI_TEXT 0x10u    /* with CLI_OUT: the output is text, fit for a terminal */
 
 struct cli_opt {
     const char *name;  /* without the leading "--" */
@@ -25,6 +28,16 @@ struct cli_opt {
 #define CLI_COMMON_OPTS                                                              \
     {"impl", CLI_ARG, NULL}, {"config", CLI_ARG, NULL}, {"plugin-path", CLI_ARG, NULL},  \
         {NULL, 0, NULL}
+
+/* The operation commands' (prg, ntt, lpn, dpf) own common option, before
+ * the others. */
+#define CLI_OP_OPTS {"verbose", 0, NULL}, CLI_COMMON_OPTS
+
+/* Its --help line, which the operation commands put before CLI_COMMON_HELP. */
+#define CLI_OP_HELP                                                                  \
+    "  --verbose          say on stderr which implementation ran and why (a pin\n"    \
+    "                     and its file:line, MPCENGINE_FORCE, --impl, the tuned\n"     \
+    "                     pins file or priority order)\n"
 
 /* Their --help lines, which end every usage text. */
 #define CLI_COMMON_HELP                                                              \
@@ -45,7 +58,11 @@ struct cli_cmd {
 #define CLI_HELP_SHOWN (-1)
 
 /* Fill cmd->opts from argv[1..argc). Returns CLI_PARSED, CLI_HELP_SHOWN
- * (usage printed on stdout) or CLI_EXIT_USAGE (message printed). */
+ * (usage printed on stdout) or CLI_EXIT_USAGE (message printed). It also
+ * refuses "-" for two CLI_IN options (one standard input to share) or two
+ * CLI_OUT options, and "-" for a binary CLI_OUT option (not CLI_TEXT) while
+ * standard output is a terminal (the bytes, maybe a key, would land on the
+ * screen). */
 int cli_parse(const struct cli_cmd *cmd, int argc, char **argv);
 
 /* The exit status for a cli_parse result other than CLI_PARSED. */
@@ -53,6 +70,16 @@ int cli_parse_exit(int parse_result);
 
 /* The value of option `name` (without "--"), NULL if it was not given. */
 const char *cli_value(const struct cli_cmd *cmd, const char *name);
+
+/* Whether `path` (an option's value) means standard input or output. */
+int cli_is_std(const char *path);
+
+/* How messages name option `name`'s value: "--key-file 'k.hex'" when
+ * cli_secret read it from a file (the user never typed "--key"), else
+ * "--NAME". buf (len bytes) holds the text. */
+const char *cli_origin(const char *name, char *buf, size_t len);
+/* Record that option `name`'s value came from `origin` (kept, not copied). */
+void cli_set_origin(const char *name, const char *origin);
 
 /* Print "<prog>: <message>" on stderr and return `status`. */
 int cli_fail(const struct cli_cmd *cmd, int status, const char *fmt, ...)

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,16 +13,25 @@
 #include "tools/cli.h"
 #include "tools/cli_io.h"
 
-static int size_fail(const struct cli_cmd *cmd, const char *name, const char *path, size_t got,
+/* How a message names an input or output: "standard input" or 'path'. */
+static const char *shown(const char *path, const char *std_name, char *buf, size_t len)
+{
+    if (cli_is_std(path))
+        return std_name;
+    snprintf(buf, len, "'%s'", path);
+    return buf;
+}
+
+static int size_fail(const struct cli_cmd *cmd, const char *name, const char *where, size_t got,
                      size_t unit, size_t exact, const char *hint)
 {
     const char *sep = hint != NULL ? " = " : "";
 
     if (exact != 0)
-        return cli_fail(cmd, CLI_EXIT_USAGE, "--%s: '%s' is %zu bytes, expected %s%s%zu", name,
-                        path, got, hint != NULL ? hint : "", sep, exact);
+        return cli_fail(cmd, CLI_EXIT_USAGE, "--%s: %s is %zu bytes, expected %s%s%zu", name,
+                        where, got, hint != NULL ? hint : "", sep, exact);
     return cli_fail(cmd, CLI_EXIT_USAGE,
-                    "--%s: '%s' is %zu bytes, expected a non-zero multiple of %zu", name, path,
+                    "--%s: %s is %zu bytes, expected a non-zero multiple of %zu", name, where,
                     got, unit);
 }
 
@@ -30,36 +40,29 @@ static int size_ok(size_t got, size_t unit, size_t exact)
     return exact != 0 ? got == exact : got != 0 && got % unit == 0;
 }
 
-int cli_read(const struct cli_cmd *cmd, const char *name, size_t unit, size_t exact,
-             const char *hint, uint8_t **buf, size_t *len)
+int cli_read_fd(int fd, size_t cap, size_t max, uint8_t **buf, size_t *len)
 {
-    const char *path = cli_value(cmd, name);
-    struct stat st;
-    size_t cap = 1 << 16, got = 0;
+    size_t got = 0;
     uint8_t *data = NULL;
-    int fd;
 
-    fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return cli_fail(cmd, CLI_EXIT_USAGE, "--%s: cannot open '%s': %s", name, path,
-                        strerror(errno));
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
-        /* Refuse a wrong regular file before reading gigabytes of it. */
-        if (!size_ok((size_t)st.st_size, unit, exact)) {
-            close(fd);
-            return size_fail(cmd, name, path, (size_t)st.st_size, unit, exact, hint);
-        }
-        cap = (size_t)st.st_size + 1; /* +1: EOF is seen without a regrow */
-    }
+    if (cap == 0)
+        cap = 1 << 16;
     for (;;) {
         if (data == NULL || got == cap) {
-            if (data != NULL)
+            if (data != NULL) {
+                if (cap > SIZE_MAX / 2) {
+                    free(data);
+                    errno = ENOMEM;
+                    return -1;
+                }
                 cap *= 2;
-            uint8_t *bigger = realloc(data, cap);
+            }
+            /* +1: room for the terminating NUL that text readers rely on */
+            uint8_t *bigger = realloc(data, cap + 1);
             if (bigger == NULL) {
                 free(data);
-                close(fd);
-                return cli_fail(cmd, CLI_EXIT_ENGINE, "--%s: '%s': out of memory", name, path);
+                errno = ENOMEM;
+                return -1;
             }
             data = bigger;
         }
@@ -71,16 +74,58 @@ int cli_read(const struct cli_cmd *cmd, const char *name, size_t unit, size_t ex
                 continue;
             int err = errno;
             free(data);
-            close(fd);
-            return cli_fail(cmd, CLI_EXIT_USAGE, "--%s: cannot read '%s': %s", name, path,
-                            strerror(err));
+            errno = err;
+            return -1;
         }
         got += (size_t)r;
+        if (got > max) {
+            free(data);
+            errno = EFBIG;
+            return -1;
+        }
     }
-    close(fd);
+    data[got] = 0;
+    *buf = data;
+    *len = got;
+    return 0;
+}
+
+int cli_read(const struct cli_cmd *cmd, const char *name, size_t unit, size_t exact,
+             const char *hint, uint8_t **buf, size_t *len)
+{
+    const char *path = cli_value(cmd, name);
+    const int std = cli_is_std(path);
+    char where_buf[4200];
+    const char *where = shown(path, "standard input", where_buf, sizeof(where_buf));
+    struct stat st;
+    size_t cap = 0, got = 0;
+    uint8_t *data = NULL;
+    int fd;
+
+    fd = std ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return cli_fail(cmd, CLI_EXIT_USAGE, "--%s: cannot open %s: %s", name, where,
+                        strerror(errno));
+    /* Standard input is read to its end whatever it is: a pipe has no size,
+     * and a redirected file may not start at offset 0. */
+    if (!std && fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+        /* Refuse a wrong regular file before reading gigabytes of it. */
+        if (!size_ok((size_t)st.st_size, unit, exact)) {
+            close(fd);
+            return size_fail(cmd, name, where, (size_t)st.st_size, unit, exact, hint);
+        }
+        cap = (size_t)st.st_size + 1; /* +1: EOF is seen without a regrow */
+    }
+    int rc = cli_read_fd(fd, cap, SIZE_MAX - 1, &data, &got);
+    int err = errno;
+    if (!std)
+        close(fd);
+    if (rc != 0)
+        return cli_fail(cmd, err == ENOMEM ? CLI_EXIT_ENGINE : CLI_EXIT_USAGE,
+                        "--%s: cannot read %s: %s", name, where, strerror(err));
     if (!size_ok(got, unit, exact)) {
         free(data);
-        return size_fail(cmd, name, path, got, unit, exact, hint);
+        return size_fail(cmd, name, where, got, unit, exact, hint);
     }
     *buf = data;
     *len = got;
@@ -89,6 +134,7 @@ int cli_read(const struct cli_cmd *cmd, const char *name, size_t unit, size_t ex
 
 /* A temporary file next to the destination, so that rename() is atomic. */
 struct pending {
+    const char *name; /* the option */
     const char *path;
     char *tmp;
 };
@@ -129,6 +175,7 @@ static int write_temp(const struct cli_cmd *cmd, const struct cli_output *o,
     int fd, err;
 
     umask(mask);
+    p->name = o->name;
     p->path = cli_value(cmd, o->name);
     p->tmp = temp_template(p->path);
     if (p->tmp == NULL)
@@ -179,30 +226,69 @@ static void sync_dir(const char *path)
     free(dir);
 }
 
+int cli_write_stdout(const struct cli_cmd *cmd, const char *what, const void *data, size_t len)
+{
+    struct sigaction ignore, old;
+    int rc, err;
+
+    /* Text the command already printed goes first. */
+    if (fflush(stdout) != 0)
+        return cli_fail(cmd, CLI_EXIT_ENGINE, "%s: cannot write to standard output: %s", what,
+                        strerror(errno));
+    /* A reader that stops early (`| head`) must not kill the command half
+     * way: the write fails instead, the caller removes what it wrote beside
+     * it, and the message says what happened. */
+    memset(&ignore, 0, sizeof(ignore));
+    ignore.sa_handler = SIG_IGN;
+    sigemptyset(&ignore.sa_mask);
+    sigaction(SIGPIPE, &ignore, &old);
+    rc = write_all(STDOUT_FILENO, data, len);
+    err = errno;
+    sigaction(SIGPIPE, &old, NULL);
+    if (rc != 0)
+        return cli_fail(cmd, CLI_EXIT_ENGINE, "%s: cannot write to standard output: %s", what,
+                        strerror(err));
+    return 0;
+}
+
 int cli_write(const struct cli_cmd *cmd, const struct cli_output *outs, size_t n)
 {
     struct pending p[4] = {{0}};
-    size_t done = 0, renamed = 0;
+    const struct cli_output *to_stdout = NULL;
+    size_t files = 0, renamed = 0;
     int rc = 0;
 
     if (n > sizeof(p) / sizeof(p[0]))
         return cli_fail(cmd, CLI_EXIT_ENGINE, "internal error: too many outputs");
-    for (; done < n; done++) {
-        rc = write_temp(cmd, &outs[done], &p[done]);
+    for (size_t i = 0; i < n; i++) {
+        /* cli_parse let at most one output be "-"; it goes out last (below). */
+        if (cli_is_std(cli_value(cmd, outs[i].name))) {
+            to_stdout = &outs[i];
+            continue;
+        }
+        rc = write_temp(cmd, &outs[i], &p[files]);
         if (rc != 0)
             goto out;
+        files++;
     }
-    for (; renamed < n; renamed++) {
+    for (; renamed < files; renamed++) {
         if (rename(p[renamed].tmp, p[renamed].path) != 0) {
             rc = cli_fail(cmd, CLI_EXIT_ENGINE, "--%s: cannot rename to '%s': %s",
-                          outs[renamed].name, p[renamed].path, strerror(errno));
+                          p[renamed].name, p[renamed].path, strerror(errno));
             goto out;
         }
         sync_dir(p[renamed].path);
     }
+    /* Standard output last: files can still be taken back if it fails,
+     * bytes already sent down a pipe cannot. */
+    if (to_stdout != NULL) {
+        char what[64];
+        snprintf(what, sizeof(what), "--%s -", to_stdout->name);
+        rc = cli_write_stdout(cmd, what, to_stdout->data, to_stdout->len);
+    }
 out:
     /* All or nothing: outputs already moved into place go too. */
-    for (size_t i = 0; i < done; i++) {
+    for (size_t i = 0; i < files; i++) {
         if (rc != 0)
             unlink(i < renamed ? p[i].path : p[i].tmp);
         free(p[i].tmp);
@@ -235,24 +321,34 @@ void cli_le64_encode(void *buf, size_t words)
     }
 }
 
-void cli_json_string(const char *s)
+void cli_json_string_to(FILE *fp, const char *s)
 {
-    putchar('"');
+    fputc('"', fp);
     for (const unsigned char *p = (const unsigned char *)(s != NULL ? s : ""); *p; p++) {
         if (*p == '"' || *p == '\\')
-            printf("\\%c", *p);
+            fprintf(fp, "\\%c", *p);
         else if (*p < 0x20)
-            printf("\\u%04x", *p);
+            fprintf(fp, "\\u%04x", *p);
         else
-            putchar(*p);
+            fputc(*p, fp);
     }
-    putchar('"');
+    fputc('"', fp);
+}
+
+void cli_json_string(const char *s)
+{
+    cli_json_string_to(stdout, s);
+}
+
+void cli_json_fields_to(FILE *fp, const char *const *kv, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        fprintf(fp, "%s\"%s\": ", i ? ", " : "", kv[2 * i]);
+        cli_json_string_to(fp, kv[2 * i + 1]);
+    }
 }
 
 void cli_json_fields(const char *const *kv, size_t n)
 {
-    for (size_t i = 0; i < n; i++) {
-        printf("%s\"%s\": ", i ? ", " : "", kv[2 * i]);
-        cli_json_string(kv[2 * i + 1]);
-    }
+    cli_json_fields_to(stdout, kv, n);
 }

@@ -3,18 +3,29 @@
  * File input and output for the mpcengine command. Inputs are read whole and
  * their size checked before any work; outputs appear all at once or not at
  * all: each is written to a temporary file in its own directory, synced, and
- * renamed over the destination only when every output is complete.
+ * renamed over the destination only when every output is complete. A file
+ * named "-" is standard input or output (cli_parse allows one of each);
+ * standard output is written only once everything else succeeded.
  */
 #ifndef MPCE_CLI_IO_H
 #define MPCE_CLI_IO_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "tools/cli_args.h"
 
 /*
- * Read the whole file named by option `name`. Its size must be a non-zero
+ * Read fd to its end into *buf (malloc'd, NUL-terminated after *len bytes),
+ * starting with room for cap bytes (0: a default). More than max bytes:
+ * -1 with errno EFBIG; a read error: -1 with errno.
+ */
+int cli_read_fd(int fd, size_t cap, size_t max, uint8_t **buf, size_t *len);
+
+/*
+ * Read the whole file named by option `name` ("-": standard input, read to
+ * its end). Its size must be a non-zero
  * multiple of `unit` (when exact == 0) or exactly `exact` bytes; `hint`
  * (may be NULL) explains the expected size in the message, e.g.
  * "batch * L * N * 8". *buf is malloc'd, suitably aligned for uint64_t.
@@ -33,16 +44,23 @@ struct cli_output {
  * with the message printed; then no destination has been created. */
 int cli_write(const struct cli_cmd *cmd, const struct cli_output *outs, size_t n);
 
+/* Write len bytes to standard output after what stdio holds; a closed pipe
+ * is an error, not SIGPIPE. `what` ("--out -") starts the message. Returns
+ * 0 or CLI_EXIT_ENGINE with the message printed. */
+int cli_write_stdout(const struct cli_cmd *cmd, const char *what, const void *data, size_t len);
+
 /* uint64 words <-> little-endian bytes, in place (the file format is LE
  * whatever the host's byte order). */
 void cli_le64_decode(void *buf, size_t words);
 void cli_le64_encode(void *buf, size_t words);
 
-/* s (NULL: "") as a JSON string on stdout. */
+/* s (NULL: "") as a JSON string on stdout (on fp). */
 void cli_json_string(const char *s);
+void cli_json_string_to(FILE *fp, const char *s);
 
 /* n object members with string values, kv = {key0, value0, key1, ...}, as
- * `"key0": "value0", "key1": ...` on stdout (no braces). */
+ * `"key0": "value0", "key1": ...` on stdout (on fp; no braces). */
 void cli_json_fields(const char *const *kv, size_t n);
+void cli_json_fields_to(FILE *fp, const char *const *kv, size_t n);
 
 #endif

@@ -10,14 +10,17 @@
 #include "tools/cli_args.h"
 #include "tools/cli_engine.h"
 #include "tools/cli_io.h"
+#include "tools/cli_secret.h"
+#include "tools/cli_verbose.h"
 
 /* Points given on the command line; a longer list belongs in evalall. */
 #define DPF_MAX_POINTS 1048576u
 
 const char cli_usage_dpf_gen[] =
     "usage: mpcengine dpf gen --bits N --alpha X --beta V --group bytes|u64\n"
-    "                 [--prg-keys HEX,HEX] [--seeds HEX,HEX] --out0 FILE --out1 FILE\n"
-    "                 [--impl NAME] [--config FILE]\n"
+    "                 [--prg-keys HEX,HEX|--prg-key-file FILE]\n"
+    "                 [--seeds HEX,HEX|--seed-file FILE] --out0 FILE --out1 FILE\n"
+    "                 [--verbose] [--impl NAME] [--config FILE]\n"
     "  Keys for the point function x -> V at x = X, one per party, format v1.\n"
     "  --bits N        domain bits, 1 .. 64\n"
     "  --alpha X       the point, 0 .. 2^N - 1 (decimal or 0x-hex)\n"
@@ -26,25 +29,33 @@ const char cli_usage_dpf_gen[] =
     "  --group G       bytes (shares XOR) or u64 (shares add mod 2^64)\n"
     "  --prg-keys K,K  the PRG keys kL,kR, 32 hex digits each (default: the\n"
     "                  engine's fixed public keys)\n"
+    "  --prg-key-file FILE  the same text in FILE ('-': stdin)\n"
     "  --seeds S,S     the root seeds of party 0 and 1, 32 hex digits each\n"
     "                  (default: drawn from the system random generator)\n"
-    "  --out0 FILE     party 0's key\n"
-    "  --out1 FILE     party 1's key\n" CLI_COMMON_HELP;
+    "  --seed-file FILE  the seeds as --seeds takes them, as text in FILE ('-':\n"
+    "                  stdin); surrounding whitespace is ignored in both files. Use\n"
+    "                  the files for secrets: a value on the command line is\n"
+    "                  visible in ps and kept in shell history\n"
+    "  --out0 FILE     party 0's key ('-': stdout)\n"
+    "  --out1 FILE     party 1's key ('-': stdout, if --out0 is a file)\n" CLI_OP_HELP
+    CLI_COMMON_HELP;
 
 const char cli_usage_dpf_eval[] =
-    "usage: mpcengine dpf eval --key FILE --points X[,X...] --out FILE [--impl NAME] [--config FILE]\n"
+    "usage: mpcengine dpf eval --key FILE --points X[,X...] --out FILE [--verbose]\n"
+    "                 [--impl NAME] [--config FILE]\n"
     "  One party's share at each point, in order: 16 bytes per point for the\n"
     "  bytes group, 8 little-endian bytes for u64.\n"
-    "  --key FILE      a key written by 'mpcengine dpf gen'\n"
+    "  --key FILE      a key written by 'mpcengine dpf gen' ('-': stdin)\n"
     "  --points X,...  up to 1048576 points in 0 .. 2^N - 1 (decimal or 0x-hex)\n"
-    "  --out FILE      the shares\n" CLI_COMMON_HELP;
+    "  --out FILE      the shares ('-': stdout)\n" CLI_OP_HELP CLI_COMMON_HELP;
 
 const char cli_usage_dpf_evalall[] =
-    "usage: mpcengine dpf evalall --key FILE --out FILE [--impl NAME] [--config FILE]\n"
+    "usage: mpcengine dpf evalall --key FILE --out FILE [--verbose] [--impl NAME]\n"
+    "                 [--config FILE]\n"
     "  One party's share at every point 0 .. 2^N - 1 in order (N <= 32), 16 bytes\n"
     "  per point for the bytes group, 8 little-endian bytes for u64.\n"
-    "  --key FILE      a key written by 'mpcengine dpf gen'\n"
-    "  --out FILE      the shares\n" CLI_COMMON_HELP;
+    "  --key FILE      a key written by 'mpcengine dpf gen' ('-': stdin)\n"
+    "  --out FILE      the shares ('-': stdout)\n" CLI_OP_HELP CLI_COMMON_HELP;
 
 static uint64_t domain_max(unsigned bits)
 {
@@ -77,6 +88,20 @@ static int parse_beta(const struct cli_cmd *cmd, mpce_dpf_group group, uint8_t b
     for (int i = 0; i < 8; i++)
         beta[i] = (uint8_t)(v >> (8 * i));
     return rc;
+}
+
+/* --verbose: what a call of op over `units` points ran, and why. */
+static void dpf_verbose(const struct cli_cmd *cmd, mpce_dpf *dpf, const char *op, unsigned bits,
+                        mpce_dpf_group group, uint64_t units)
+{
+    const char *ran = NULL;
+    if (mpce_dpf_resolve(dpf, cli_impl(cmd), op, (size_t)units, &ran) != MPCE_OK)
+        return;
+    const struct mpce_params params = {.struct_size = sizeof(params),
+                                       .primitive = MPCE_PRIM_DPF,
+                                       .dpf_bits = bits,
+                                       .dpf_group = group == MPCE_DPF_U64};
+    cli_verbose_ran(cmd, op, &params, units, ran);
 }
 
 /* Serialize both keys and write them together: one without the other is
@@ -112,10 +137,12 @@ int cmd_dpf_gen(int argc, char **argv)
         {"beta", CLI_ARG | CLI_REQUIRED, NULL},
         {"group", CLI_ARG | CLI_REQUIRED, NULL},
         {"prg-keys", CLI_ARG, NULL},
+        {"prg-key-file", CLI_ARG | CLI_IN, NULL},
         {"seeds", CLI_ARG, NULL},
-        {"out0", CLI_ARG | CLI_REQUIRED, NULL},
-        {"out1", CLI_ARG | CLI_REQUIRED, NULL},
-        CLI_COMMON_OPTS,
+        {"seed-file", CLI_ARG | CLI_IN, NULL},
+        {"out0", CLI_ARG | CLI_REQUIRED | CLI_OUT, NULL},
+        {"out1", CLI_ARG | CLI_REQUIRED | CLI_OUT, NULL},
+        CLI_OP_OPTS,
     };
     const struct cli_cmd cmd = {"mpcengine dpf gen", cli_usage_dpf_gen, opts};
     uint64_t bits = 0, alpha = 0;
@@ -134,6 +161,10 @@ int cmd_dpf_gen(int argc, char **argv)
         rc = parse_group(&cmd, &group);
     if (rc == 0)
         rc = parse_beta(&cmd, group, beta);
+    if (rc == 0)
+        rc = cli_secret(&cmd, "prg-keys", "prg-key-file", 0);
+    if (rc == 0)
+        rc = cli_secret(&cmd, "seeds", "seed-file", 0);
     if (rc == 0 && cli_value(&cmd, "prg-keys") != NULL) {
         rc = cli_hex_list(&cmd, "prg-keys", 16, 2, 2, keys, &count);
         kl = keys;
@@ -154,6 +185,8 @@ int cmd_dpf_gen(int argc, char **argv)
     mpce_status st = mpce_dpf_new(NULL, (unsigned)bits, group, kl, kr, &dpf);
     if (st == MPCE_OK)
         st = mpce_dpf_gen(dpf, cli_impl(&cmd), alpha, beta, s0, s1, &k0, &k1);
+    if (st == MPCE_OK && cli_verbose(&cmd))
+        dpf_verbose(&cmd, dpf, "dpf.gen", (unsigned)bits, group, 1);
     rc = st == MPCE_OK ? write_keys(&cmd, (unsigned)bits, k0, k1) : cli_engine_fail(&cmd, st);
     if (k0 != NULL)
         mpce_dpf_key_free(k0);
@@ -199,6 +232,13 @@ static int dpf_evaluate(const struct cli_cmd *cmd, const mpce_dpf_key *key,
             st = mpce_dpf_eval(dpf, cli_impl(cmd), key, points, npoints, out);
         else if (st == MPCE_OK)
             st = mpce_dpf_evalall(dpf, cli_impl(cmd), key, out, out_len);
+        if (st == MPCE_OK && cli_verbose(cmd)) {
+            const unsigned bits = mpce_dpf_key_bits(key);
+            /* evalall's work is the whole domain (it is at most 2^32 here). */
+            dpf_verbose(cmd, dpf, points != NULL ? "dpf.eval" : "dpf.evalall", bits,
+                        mpce_dpf_key_group(key),
+                        points != NULL ? (uint64_t)npoints : UINT64_C(1) << bits);
+        }
         if (dpf != NULL)
             mpce_dpf_free(dpf);
         if (st != MPCE_OK) {
@@ -215,10 +255,10 @@ static int dpf_evaluate(const struct cli_cmd *cmd, const mpce_dpf_key *key,
 int cmd_dpf_eval(int argc, char **argv)
 {
     struct cli_opt opts[] = {
-        {"key", CLI_ARG | CLI_REQUIRED, NULL},
+        {"key", CLI_ARG | CLI_REQUIRED | CLI_IN, NULL},
         {"points", CLI_ARG | CLI_REQUIRED, NULL},
-        {"out", CLI_ARG | CLI_REQUIRED, NULL},
-        CLI_COMMON_OPTS,
+        {"out", CLI_ARG | CLI_REQUIRED | CLI_OUT, NULL},
+        CLI_OP_OPTS,
     };
     const struct cli_cmd cmd = {"mpcengine dpf eval", cli_usage_dpf_eval, opts};
     mpce_dpf_key *key = NULL;
@@ -244,9 +284,9 @@ int cmd_dpf_eval(int argc, char **argv)
 int cmd_dpf_evalall(int argc, char **argv)
 {
     struct cli_opt opts[] = {
-        {"key", CLI_ARG | CLI_REQUIRED, NULL},
-        {"out", CLI_ARG | CLI_REQUIRED, NULL},
-        CLI_COMMON_OPTS,
+        {"key", CLI_ARG | CLI_REQUIRED | CLI_IN, NULL},
+        {"out", CLI_ARG | CLI_REQUIRED | CLI_OUT, NULL},
+        CLI_OP_OPTS,
     };
     const struct cli_cmd cmd = {"mpcengine dpf evalall", cli_usage_dpf_evalall, opts};
     mpce_dpf_key *key = NULL;

@@ -10,30 +10,38 @@
 #include "tools/cli_args.h"
 #include "tools/cli_engine.h"
 #include "tools/cli_io.h"
+#include "tools/cli_secret.h"
+#include "tools/cli_verbose.h"
 
 const char cli_usage_lpn[] =
-    "usage: mpcengine lpn --seed HEX --logk L --counter C --table FILE --in FILE --out FILE\n"
-    "                 [--impl NAME] [--config FILE]\n"
+    "usage: mpcengine lpn --seed HEX|--seed-file FILE --logk L --counter C --table FILE\n"
+    "                 --in FILE --out FILE [--verbose] [--impl NAME] [--config FILE]\n"
     "  Ferret LPN fold, d = 10: out[o] = in[o] ^ the XOR of 10 table blocks whose\n"
     "  indices come from AES-128-CTR(seed) starting at block counter C. Prints the\n"
-    "  number of stream blocks consumed; continue with --counter C + that number.\n"
+    "  number of stream blocks consumed (on stderr when --out is '-'); continue\n"
+    "  with --counter C + that number.\n"
     "  --seed HEX      index-stream key, 32 hex digits\n"
+    "  --seed-file FILE  the seed as text in FILE ('-': stdin), surrounding\n"
+    "                  whitespace ignored; use it for a secret seed: a value on the\n"
+    "                  command line is visible in ps and kept in shell history\n"
     "  --logk L        table size k = 2^L blocks, 1 <= L <= 30\n"
     "  --counter C     first block counter, 0 .. 2^64-1 (decimal or 0x-hex)\n"
-    "  --table FILE    the table, exactly 2^L * 16 bytes\n"
-    "  --in FILE       the blocks to fold into (size a non-zero multiple of 16)\n"
-    "  --out FILE      the folded blocks\n" CLI_COMMON_HELP;
+    "  --table FILE    the table, exactly 2^L * 16 bytes ('-': stdin)\n"
+    "  --in FILE       the blocks to fold into (size a non-zero multiple of 16;\n"
+    "                  '-': stdin)\n"
+    "  --out FILE      the folded blocks ('-': stdout)\n" CLI_OP_HELP CLI_COMMON_HELP;
 
 int cmd_lpn(int argc, char **argv)
 {
     struct cli_opt opts[] = {
-        {"seed", CLI_ARG | CLI_REQUIRED, NULL},
+        {"seed", CLI_ARG, NULL},
+        {"seed-file", CLI_ARG | CLI_IN, NULL},
         {"logk", CLI_ARG | CLI_REQUIRED, NULL},
         {"counter", CLI_ARG | CLI_REQUIRED, NULL},
-        {"table", CLI_ARG | CLI_REQUIRED, NULL},
-        {"in", CLI_ARG | CLI_REQUIRED, NULL},
-        {"out", CLI_ARG | CLI_REQUIRED, NULL},
-        CLI_COMMON_OPTS,
+        {"table", CLI_ARG | CLI_REQUIRED | CLI_IN, NULL},
+        {"in", CLI_ARG | CLI_REQUIRED | CLI_IN, NULL},
+        {"out", CLI_ARG | CLI_REQUIRED | CLI_OUT, NULL},
+        CLI_OP_OPTS,
     };
     const struct cli_cmd cmd = {"mpcengine lpn", cli_usage_lpn, opts};
     uint8_t seed[16], *table = NULL, *buf = NULL;
@@ -44,7 +52,9 @@ int cmd_lpn(int argc, char **argv)
 
     if (rc != CLI_PARSED)
         return cli_parse_exit(rc);
-    rc = cli_hex(&cmd, "seed", seed, sizeof(seed));
+    rc = cli_secret(&cmd, "seed", "seed-file", 1);
+    if (rc == 0)
+        rc = cli_hex(&cmd, "seed", seed, sizeof(seed));
     if (rc == 0)
         rc = cli_u64(&cmd, "logk", MPCE_LPN_MIN_LOGK, MPCE_LPN_MAX_LOGK, &logk);
     if (rc == 0)
@@ -69,6 +79,14 @@ int cmd_lpn(int argc, char **argv)
         if (st == MPCE_OK)
             st = mpce_lpn_fold(lpn, cli_impl(&cmd), c0, table, table_len / MPCE_BLOCK_BYTES, buf,
                                len / MPCE_BLOCK_BYTES, &consumed);
+        const char *ran = NULL;
+        if (st == MPCE_OK && cli_verbose(&cmd) &&
+            mpce_lpn_resolve(lpn, cli_impl(&cmd), len / MPCE_BLOCK_BYTES, &ran) == MPCE_OK) {
+            const struct mpce_params params = {.struct_size = sizeof(params),
+                                               .primitive = MPCE_PRIM_LPN,
+                                               .lpn_logk = (unsigned)logk};
+            cli_verbose_ran(&cmd, "lpn.fold", &params, len / MPCE_BLOCK_BYTES, ran);
+        }
         if (lpn != NULL)
             mpce_lpn_free(lpn);
         if (st != MPCE_OK) {
@@ -79,9 +97,10 @@ int cmd_lpn(int argc, char **argv)
         }
     }
     /* The count is printed only once the output is in place, so a caller
-     * that reads it can rely on the file. */
+     * that reads it can rely on the file; with the blocks on stdout it
+     * goes to stderr, where it cannot be taken for one. */
     if (rc == 0)
-        printf("%" PRIu64 "\n", consumed);
+        fprintf(cli_is_std(cli_value(&cmd, "out")) ? stderr : stdout, "%" PRIu64 "\n", consumed);
     free(buf);
     free(table);
     return rc;

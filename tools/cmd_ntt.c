@@ -10,6 +10,7 @@
 #include "tools/cli_args.h"
 #include "tools/cli_engine.h"
 #include "tools/cli_io.h"
+#include "tools/cli_verbose.h"
 
 #define NTT_MAX_BATCH (UINT64_C(1) << 32)
 
@@ -20,21 +21,21 @@
 
 const char cli_usage_ntt_transform[] =
     "usage: mpcengine ntt forward|inverse --n N --moduli Q[,Q...] --batch B --in FILE --out FILE\n"
-    "                 [--impl NAME] [--config FILE]\n"
+    "                 [--verbose] [--impl NAME] [--config FILE]\n"
     "  Negacyclic NTT (Lattigo v6 convention): forward takes natural order and\n"
     "  writes bit-reversed order; inverse undoes it, including the 1/N factor.\n"
     "  Files hold batch * L * N little-endian uint64 words: B polynomials of L rows\n"
     "  of N words, row l reduced mod the l-th modulus.\n" NTT_SHAPE_HELP
-    "  --in FILE       input words (batch * L * N * 8 bytes)\n"
-    "  --out FILE      output words, same layout\n" CLI_COMMON_HELP;
+    "  --in FILE       input words (batch * L * N * 8 bytes; '-': stdin)\n"
+    "  --out FILE      output words, same layout ('-': stdout)\n" CLI_OP_HELP CLI_COMMON_HELP;
 
 const char cli_usage_ntt_mul[] =
     "usage: mpcengine ntt mul --n N --moduli Q[,Q...] --batch B --in FILE --in2 FILE --out FILE\n"
-    "                 [--impl NAME] [--config FILE]\n"
+    "                 [--verbose] [--impl NAME] [--config FILE]\n"
     "  Pointwise product mod q of two batches in NTT form (layout as for forward).\n" NTT_SHAPE_HELP
-    "  --in FILE       first operand (batch * L * N * 8 bytes)\n"
-    "  --in2 FILE      second operand, same size\n"
-    "  --out FILE      the product\n" CLI_COMMON_HELP;
+    "  --in FILE       first operand (batch * L * N * 8 bytes; '-': stdin)\n"
+    "  --in2 FILE      second operand, same size ('-': stdin, if --in is a file)\n"
+    "  --out FILE      the product ('-': stdout)\n" CLI_OP_HELP CLI_COMMON_HELP;
 
 enum ntt_op { NTT_FORWARD, NTT_INVERSE, NTT_MUL };
 
@@ -69,6 +70,22 @@ static int parse_shape(const struct cli_cmd *cmd, struct ntt_shape *s)
     snprintf(s->hint, sizeof(s->hint), "%zu * %zu * %zu * 8 (batch * L * N * 8)", s->batch,
              s->l, s->n);
     return 0;
+}
+
+static const char *const ntt_op_names[] = {"ntt.forward", "ntt.inverse", "ntt.mul"};
+
+static void ntt_verbose(const struct cli_cmd *cmd, mpce_ntt *ntt, enum ntt_op op,
+                        const struct ntt_shape *s)
+{
+    const char *ran = NULL;
+    if (mpce_ntt_resolve(ntt, cli_impl(cmd), ntt_op_names[op], s->batch, &ran) != MPCE_OK)
+        return;
+    const struct mpce_params params = {.struct_size = sizeof(params),
+                                       .primitive = MPCE_PRIM_NTT,
+                                       .ntt_n = s->n,
+                                       .ntt_l = s->l,
+                                       .ntt_q = s->moduli};
+    cli_verbose_ran(cmd, ntt_op_names[op], &params, (uint64_t)s->batch * s->l * s->n, ran);
 }
 
 static mpce_status ntt_call(mpce_ntt *ntt, const char *impl, enum ntt_op op, uint64_t *a,
@@ -114,6 +131,8 @@ static int ntt_command(int argc, char **argv, enum ntt_op op, const char *prog,
         if (st == MPCE_OK)
             st = ntt_call(ntt, cli_impl(&cmd), op, (uint64_t *)(void *)a,
                           (const uint64_t *)(void *)b, s.batch);
+        if (st == MPCE_OK && cli_verbose(&cmd))
+            ntt_verbose(&cmd, ntt, op, &s);
         if (ntt != NULL)
             mpce_ntt_free(ntt);
         if (st != MPCE_OK) {
@@ -130,14 +149,15 @@ static int ntt_command(int argc, char **argv, enum ntt_op op, const char *prog,
     return rc;
 }
 
-#define NTT_OPTS                                                                 \
-    {"n", CLI_ARG | CLI_REQUIRED, NULL}, {"moduli", CLI_ARG | CLI_REQUIRED, NULL},      \
-        {"batch", CLI_ARG | CLI_REQUIRED, NULL}, {"in", CLI_ARG | CLI_REQUIRED, NULL}, \
-        {"out", CLI_ARG | CLI_REQUIRED, NULL}
+#define NTT_OPTS                                                                   \
+    {"n", CLI_ARG | CLI_REQUIRED, NULL}, {"moduli", CLI_ARG | CLI_REQUIRED, NULL},        \
+        {"batch", CLI_ARG | CLI_REQUIRED, NULL},                                         \
+        {"in", CLI_ARG | CLI_REQUIRED | CLI_IN, NULL},                                   \
+        {"out", CLI_ARG | CLI_REQUIRED | CLI_OUT, NULL}
 
 int cmd_ntt_forward(int argc, char **argv)
 {
-    struct cli_opt opts[] = {NTT_OPTS, CLI_COMMON_OPTS};
+    struct cli_opt opts[] = {NTT_OPTS, CLI_OP_OPTS};
 
     return ntt_command(argc, argv, NTT_FORWARD, "mpcengine ntt forward", cli_usage_ntt_transform,
                        opts);
@@ -145,7 +165,7 @@ int cmd_ntt_forward(int argc, char **argv)
 
 int cmd_ntt_inverse(int argc, char **argv)
 {
-    struct cli_opt opts[] = {NTT_OPTS, CLI_COMMON_OPTS};
+    struct cli_opt opts[] = {NTT_OPTS, CLI_OP_OPTS};
 
     return ntt_command(argc, argv, NTT_INVERSE, "mpcengine ntt inverse", cli_usage_ntt_transform,
                        opts);
@@ -153,7 +173,8 @@ int cmd_ntt_inverse(int argc, char **argv)
 
 int cmd_ntt_mul(int argc, char **argv)
 {
-    struct cli_opt opts[] = {NTT_OPTS, {"in2", CLI_ARG | CLI_REQUIRED, NULL}, CLI_COMMON_OPTS};
+    struct cli_opt opts[] = {NTT_OPTS, {"in2", CLI_ARG | CLI_REQUIRED | CLI_IN, NULL},
+                             CLI_OP_OPTS};
 
     return ntt_command(argc, argv, NTT_MUL, "mpcengine ntt mul", cli_usage_ntt_mul, opts);
 }

@@ -4,7 +4,9 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -14,6 +16,7 @@
 #include "tools/cli.h"
 #include "tools/cli_args.h"
 #include "tools/cli_engine.h"
+#include "tools/cli_io.h"
 
 const char cli_usage_pins[] =
     "usage: mpcengine pins [--clear | --export FILE | --import FILE | --verify]\n"
@@ -25,11 +28,12 @@ const char cli_usage_pins[] =
     "  --clear            delete the pins files this user can write: \"auto\" goes\n"
     "                     back to priority order until the next tune\n"
     "  --export FILE      write the first pins file measured on this machine (the\n"
-    "                     system's, else the user's) to FILE, to ship to identical\n"
-    "                     machines\n"
-    "  --import FILE      install FILE as this machine's pins after checking its seal\n"
-    "                     and that its signature (CPU, engine, variable-time policy,\n"
-    "                     every module's file and SHA-256) matches this machine\n"
+    "                     system's, else the user's) to FILE ('-': stdout), to ship\n"
+    "                     to identical machines\n"
+    "  --import FILE      install FILE ('-': stdin) as this machine's pins after\n"
+    "                     checking its seal and that its signature (CPU, engine,\n"
+    "                     variable-time policy, every module's file and SHA-256)\n"
+    "                     matches this machine\n"
     "  --verify           run every implementation side by side at each current\n"
     "                     row's shape, as `mpcengine bench` does, and say whether the\n"
     "                     pinned winner is the fastest there or within that run's\n"
@@ -102,12 +106,80 @@ static int in_use(mpce_engine *e, char *path, size_t len, struct mpce_pins *p)
     return 0;
 }
 
+/* The pins reader takes regular files only (it refuses FIFOs and devices
+ * before reading), so standard input is first copied into a private
+ * temporary file; *tmp names it for the caller to remove, and the
+ * reader's messages, which name that file, are given the user's name for
+ * it. */
+static int stdin_to_temp(const struct cli_cmd *cmd, char *tmp, size_t len)
+{
+    const char *dir = getenv("TMPDIR");
+    uint8_t *data = NULL;
+    size_t n = 0;
+    snprintf(tmp, len, "%s/mpcengine-import-XXXXXX", dir && *dir ? dir : "/tmp");
+    if (cli_read_fd(STDIN_FILENO, 0, 4u << 20, &data, &n) != 0)
+        return cli_fail(cmd, CLI_EXIT_USAGE, "--import -: cannot read standard input: %s%s",
+                        strerror(errno), errno == EFBIG ? " (a pins file is at most 4 MiB)" : "");
+    int fd = mkstemp(tmp);
+    int ok = fd >= 0;
+    for (size_t off = 0; ok && off < n;) {
+        ssize_t w = write(fd, data + off, n - off);
+        ok = w > 0 || (w < 0 && errno == EINTR);
+        off += w > 0 ? (size_t)w : 0;
+    }
+    int err = errno;
+    if (fd >= 0 && close(fd) != 0 && ok) {
+        ok = 0;
+        err = errno;
+    }
+    free(data);
+    if (!ok) {
+        if (fd >= 0)
+            unlink(tmp);
+        tmp[0] = '\0';
+        return cli_fail(cmd, CLI_EXIT_ENGINE, "--import -: cannot copy standard input to a "
+                        "temporary file (set TMPDIR to a writable directory): %s",
+                        strerror(err));
+    }
+    return 0;
+}
+
+/* why, with every mention of path replaced by name. */
+static void rename_in(char *why, size_t len, const char *path, const char *name)
+{
+    char out[1024];
+    size_t used = 0, plen = strlen(path);
+    for (const char *p = why; *p && used + 1 < sizeof(out);) {
+        if (plen > 0 && strncmp(p, path, plen) == 0) {
+            int n = snprintf(out + used, sizeof(out) - used, "%s", name);
+            used += n > 0 && (size_t)n < sizeof(out) - used ? (size_t)n : 0;
+            p += plen;
+        } else {
+            out[used++] = *p++;
+        }
+    }
+    out[used] = '\0';
+    snprintf(why, len, "%s", out);
+}
+
 static int import(const struct cli_cmd *cmd, mpce_engine *e, const char *file)
 {
     struct mpce_pins p;
-    char why[1024];
+    char why[1024], tmp[4200] = "";
     int rc;
-    if (mpce_pins_read(file, &p, why, sizeof(why)) != MPCE_PINS_READ_OK)
+    const char *source = file;
+    if (cli_is_std(file)) {
+        if ((rc = stdin_to_temp(cmd, tmp, sizeof(tmp))) != 0)
+            return rc;
+        source = tmp;
+    }
+    enum mpce_pins_read_result r = mpce_pins_read(source, &p, why, sizeof(why));
+    if (tmp[0] != '\0') {
+        unlink(tmp);
+        rename_in(why, sizeof(why), tmp, "standard input");
+        file = "- (standard input)";
+    }
+    if (r != MPCE_PINS_READ_OK)
         return cli_fail(cmd, CLI_EXIT_USAGE, "--import: %s", why);
     for (size_t i = 0; i < p.n_rows; i++)
         if (!mpce_selector_row_current(e, &p, &p.rows[i], why, sizeof(why))) {
@@ -138,10 +210,34 @@ static int import(const struct cli_cmd *cmd, mpce_engine *e, const char *file)
                     why);
 }
 
+/* --export -: the file in use, byte for byte (it was just read back sealed;
+ * a tune that replaces it meanwhile renames a whole sealed file into place,
+ * and --import checks the seal in any case). */
+static int export_stdout(const struct cli_cmd *cmd, const char *path)
+{
+    uint8_t *data = NULL;
+    size_t n = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0 || cli_read_fd(fd, 0, 4u << 20, &data, &n) != 0) {
+        int err = errno;
+        if (fd >= 0)
+            close(fd);
+        return cli_fail(cmd, CLI_EXIT_ENGINE, "--export -: cannot read %s: %s", path,
+                        strerror(err));
+    }
+    close(fd);
+    int rc = cli_write_stdout(cmd, "--export -", data, n);
+    free(data);
+    return rc;
+}
+
 int cmd_pins(int argc, char **argv)
 {
-    struct cli_opt opts[] = {{"clear", 0, NULL}, {"export", CLI_ARG, NULL},
-                             {"import", CLI_ARG, NULL}, {"verify", 0, NULL}, CLI_COMMON_OPTS};
+    struct cli_opt opts[] = {{"clear", 0, NULL},
+                             {"export", CLI_ARG | CLI_OUT | CLI_TEXT, NULL},
+                             {"import", CLI_ARG | CLI_IN, NULL},
+                             {"verify", 0, NULL},
+                             CLI_COMMON_OPTS};
     const struct cli_cmd cmd = {"mpcengine pins", cli_usage_pins, opts};
     int rc = cli_parse(&cmd, argc, argv);
     if (rc != CLI_PARSED)
@@ -176,9 +272,11 @@ int cmd_pins(int argc, char **argv)
                           "machine (CPU, engine version and variable-time policy) to export: "
                           "run `mpcengine tune` first");
         else {
-            if (mpce_pins_write(exp, &p, why, sizeof(why)) != 0)
-                rc = cli_fail(&cmd, CLI_EXIT_ENGINE, "--export: %s", why);
-            else
+            rc = cli_is_std(exp) ? export_stdout(&cmd, path)
+                 : mpce_pins_write(exp, &p, why, sizeof(why)) != 0
+                     ? cli_fail(&cmd, CLI_EXIT_ENGINE, "--export: %s", why)
+                     : CLI_EXIT_OK;
+            if (rc == CLI_EXIT_OK && !cli_is_std(exp))
                 printf("exported %s to %s\n", path, exp);
             mpce_pins_free(&p);
         }

@@ -8,31 +8,46 @@
 #include "tools/cli_args.h"
 #include "tools/cli_engine.h"
 #include "tools/cli_io.h"
+#include "tools/cli_secret.h"
+#include "tools/cli_verbose.h"
 
 /* 16 GiB of output: far beyond a demonstration, short of size_t overflow. */
 #define CTR_MAX_BLOCKS (UINT64_C(1) << 30)
 
+/* Said once for every command that takes a key: why the file form exists. */
+#define KEY_FILE_HELP                                                                \
+    "  --key-file FILE  the key as text in FILE ('-': stdin), surrounding\n"         \
+    "                  whitespace ignored; use it for secret keys: a value on the\n"  \
+    "                  command line is visible in ps and kept in shell history\n"
+
 const char cli_usage_prg_ecb[] =
-    "usage: mpcengine prg ecb --key HEX --in FILE --out FILE [--impl NAME] [--config FILE]\n"
-    "  Encrypt every 16-byte block of --in with AES-128 under --key.\n"
-    "  --key HEX       the key, 32 hex digits\n"
-    "  --in FILE       input blocks (size a non-zero multiple of 16)\n"
-    "  --out FILE      output blocks, as many as in --in\n" CLI_COMMON_HELP;
+    "usage: mpcengine prg ecb --key HEX|--key-file FILE --in FILE --out FILE [--verbose]\n"
+    "                 [--impl NAME] [--config FILE]\n"
+    "  Encrypt every 16-byte block of --in with AES-128 under the key.\n"
+    "  --key HEX       the key, 32 hex digits\n" KEY_FILE_HELP
+    "  --in FILE       input blocks (size a non-zero multiple of 16; '-': stdin)\n"
+    "  --out FILE      output blocks, as many as in --in ('-': stdout)\n" CLI_OP_HELP
+    CLI_COMMON_HELP;
 
 const char cli_usage_prg_mmo[] =
-    "usage: mpcengine prg mmo --keys HEX[,HEX...] --in FILE --out FILE [--impl NAME] [--config FILE]\n"
+    "usage: mpcengine prg mmo --keys HEX[,HEX...]|--key-file FILE --in FILE --out FILE\n"
+    "                 [--verbose] [--impl NAME] [--config FILE]\n"
     "  Matyas-Meyer-Oseas: out[i*m+j] = AES_{key j}(in[i]) ^ in[i] for m keys.\n"
     "  --keys HEX,...  1 to 8 keys of 32 hex digits, comma-separated\n"
-    "  --in FILE       seed blocks (size a non-zero multiple of 16)\n"
-    "  --out FILE      m output blocks per seed\n" CLI_COMMON_HELP;
+    "  --key-file FILE  the keys as --keys takes them, as text in FILE ('-': stdin),\n"
+    "                  surrounding whitespace ignored; use it for secret keys: a\n"
+    "                  value on the command line is visible in ps and shell history\n"
+    "  --in FILE       seed blocks (size a non-zero multiple of 16; '-': stdin)\n"
+    "  --out FILE      m output blocks per seed ('-': stdout)\n" CLI_OP_HELP CLI_COMMON_HELP;
 
 const char cli_usage_prg_ctr[] =
-    "usage: mpcengine prg ctr --key HEX --counter N --blocks N --out FILE [--impl NAME] [--config FILE]\n"
+    "usage: mpcengine prg ctr --key HEX|--key-file FILE --counter N --blocks N --out FILE\n"
+    "                 [--verbose] [--impl NAME] [--config FILE]\n"
     "  Counter mode: out[i] = AES_key(LE64(N + i mod 2^64) || 8 zero bytes).\n"
-    "  --key HEX       the key, 32 hex digits\n"
+    "  --key HEX       the key, 32 hex digits\n" KEY_FILE_HELP
     "  --counter N     first counter, 0 .. 2^64-1 (decimal or 0x-hex)\n"
     "  --blocks N      number of output blocks, 1 .. 2^30\n"
-    "  --out FILE      the output blocks\n" CLI_COMMON_HELP;
+    "  --out FILE      the output blocks ('-': stdout)\n" CLI_OP_HELP CLI_COMMON_HELP;
 
 enum prg_op { PRG_ECB, PRG_MMO, PRG_CTR };
 
@@ -49,6 +64,8 @@ struct prg_job {
 
 /* The three commands differ only in their inputs: make the context, run
  * the op, write `out` (out_len bytes) to --out. */
+static const char *const prg_op_names[] = {"prg.ecb", "prg.mmo", "prg.ctr"};
+
 static int prg_run(const struct cli_cmd *cmd, const struct prg_job *job)
 {
     mpce_prg *prg = NULL;
@@ -71,6 +88,16 @@ static int prg_run(const struct cli_cmd *cmd, const struct prg_job *job)
             break;
         }
     }
+    const char *ran = NULL;
+    if (st == MPCE_OK && cli_verbose(cmd) &&
+        mpce_prg_resolve(prg, cli_impl(cmd), prg_op_names[job->op], job->n, &ran) == MPCE_OK) {
+        const struct mpce_params params = {.struct_size = sizeof(params),
+                                           .primitive = MPCE_PRIM_PRG,
+                                           .prg_keys = job->nkeys};
+        /* MMO's work is every key on every seed. */
+        cli_verbose_ran(cmd, prg_op_names[job->op], &params,
+                        (uint64_t)job->n * (job->op == PRG_MMO ? job->nkeys : 1), ran);
+    }
     if (prg != NULL)
         mpce_prg_free(prg);
     if (st != MPCE_OK)
@@ -82,10 +109,11 @@ static int prg_run(const struct cli_cmd *cmd, const struct prg_job *job)
 int cmd_prg_ecb(int argc, char **argv)
 {
     struct cli_opt opts[] = {
-        {"key", CLI_ARG | CLI_REQUIRED, NULL},
-        {"in", CLI_ARG | CLI_REQUIRED, NULL},
-        {"out", CLI_ARG | CLI_REQUIRED, NULL},
-        CLI_COMMON_OPTS,
+        {"key", CLI_ARG, NULL},
+        {"key-file", CLI_ARG | CLI_IN, NULL},
+        {"in", CLI_ARG | CLI_REQUIRED | CLI_IN, NULL},
+        {"out", CLI_ARG | CLI_REQUIRED | CLI_OUT, NULL},
+        CLI_OP_OPTS,
     };
     const struct cli_cmd cmd = {"mpcengine prg ecb", cli_usage_prg_ecb, opts};
     uint8_t key[16], *buf = NULL;
@@ -94,7 +122,9 @@ int cmd_prg_ecb(int argc, char **argv)
 
     if (rc != CLI_PARSED)
         return cli_parse_exit(rc);
-    rc = cli_hex(&cmd, "key", key, sizeof(key));
+    rc = cli_secret(&cmd, "key", "key-file", 1);
+    if (rc == 0)
+        rc = cli_hex(&cmd, "key", key, sizeof(key));
     if (rc == 0)
         rc = cli_read(&cmd, "in", MPCE_BLOCK_BYTES, 0, NULL, &buf, &len);
     if (rc == 0) {
@@ -109,10 +139,11 @@ int cmd_prg_ecb(int argc, char **argv)
 int cmd_prg_mmo(int argc, char **argv)
 {
     struct cli_opt opts[] = {
-        {"keys", CLI_ARG | CLI_REQUIRED, NULL},
-        {"in", CLI_ARG | CLI_REQUIRED, NULL},
-        {"out", CLI_ARG | CLI_REQUIRED, NULL},
-        CLI_COMMON_OPTS,
+        {"keys", CLI_ARG, NULL},
+        {"key-file", CLI_ARG | CLI_IN, NULL},
+        {"in", CLI_ARG | CLI_REQUIRED | CLI_IN, NULL},
+        {"out", CLI_ARG | CLI_REQUIRED | CLI_OUT, NULL},
+        CLI_OP_OPTS,
     };
     const struct cli_cmd cmd = {"mpcengine prg mmo", cli_usage_prg_mmo, opts};
     uint8_t keys[MPCE_PRG_MAX_KEYS * 16], *buf = NULL, *out = NULL;
@@ -121,7 +152,9 @@ int cmd_prg_mmo(int argc, char **argv)
 
     if (rc != CLI_PARSED)
         return cli_parse_exit(rc);
-    rc = cli_hex_list(&cmd, "keys", 16, 1, MPCE_PRG_MAX_KEYS, keys, &nkeys);
+    rc = cli_secret(&cmd, "keys", "key-file", 1);
+    if (rc == 0)
+        rc = cli_hex_list(&cmd, "keys", 16, 1, MPCE_PRG_MAX_KEYS, keys, &nkeys);
     if (rc == 0)
         rc = cli_read(&cmd, "in", MPCE_BLOCK_BYTES, 0, NULL, &buf, &len);
     if (rc == 0 && len > SIZE_MAX / nkeys)
@@ -141,11 +174,12 @@ int cmd_prg_mmo(int argc, char **argv)
 int cmd_prg_ctr(int argc, char **argv)
 {
     struct cli_opt opts[] = {
-        {"key", CLI_ARG | CLI_REQUIRED, NULL},
+        {"key", CLI_ARG, NULL},
+        {"key-file", CLI_ARG | CLI_IN, NULL},
         {"counter", CLI_ARG | CLI_REQUIRED, NULL},
         {"blocks", CLI_ARG | CLI_REQUIRED, NULL},
-        {"out", CLI_ARG | CLI_REQUIRED, NULL},
-        CLI_COMMON_OPTS,
+        {"out", CLI_ARG | CLI_REQUIRED | CLI_OUT, NULL},
+        CLI_OP_OPTS,
     };
     const struct cli_cmd cmd = {"mpcengine prg ctr", cli_usage_prg_ctr, opts};
     uint8_t key[16], *out = NULL;
@@ -154,7 +188,9 @@ int cmd_prg_ctr(int argc, char **argv)
 
     if (rc != CLI_PARSED)
         return cli_parse_exit(rc);
-    rc = cli_hex(&cmd, "key", key, sizeof(key));
+    rc = cli_secret(&cmd, "key", "key-file", 1);
+    if (rc == 0)
+        rc = cli_hex(&cmd, "key", key, sizeof(key));
     if (rc == 0)
         rc = cli_u64(&cmd, "counter", 0, UINT64_MAX, &c0);
     if (rc == 0)

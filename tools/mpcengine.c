@@ -8,11 +8,12 @@
 #include "mpcengine.h"
 #include "tools/cli.h"
 #include "tools/cli_engine.h"
+#include "tools/cli_secret.h"
 
 static const char usage[] =
     "usage: mpcengine COMMAND [OPTIONS]\n"
     "  list [--json]             implementations, modules and self-test states\n"
-    "  selftest                  run the known-answer vectors through every implementation\n"
+    "  selftest [--json]         run the known-answer vectors through every implementation\n"
     "  config [--json]           the effective configuration and what \"auto\" runs, per\n"
     "                            operation, variant and size class\n"
     "  prg ecb|mmo|ctr           AES-128 PRG on files of 16-byte blocks\n"
@@ -25,9 +26,14 @@ static const char usage[] =
     "  pins [--clear|--export F|--import F|--verify]\n"
     "                            the pins \"auto\" follows, where they came from, and\n"
     "                            whether they are current\n"
-    "Every command takes --config FILE and --help, and all but config, tune and pins\n"
-    "take --impl NAME; 'mpcengine COMMAND --help' lists the rest (e.g. 'mpcengine prg\n"
-    "ctr --help'). 'mpcengine --version' prints the version.\n"
+    "Every command takes --config FILE, --plugin-path DIRS and --help, and all but\n"
+    "config, tune and pins take --impl NAME. The operation commands (prg, ntt, lpn,\n"
+    "dpf) also take --verbose (before or after the command: 'mpcengine --verbose prg\n"
+    "ctr ...'), which says on stderr which implementation ran and why. A file named\n"
+    "'-' is standard input or output. Give keys and seeds with --key-file,\n"
+    "--seed-file or --prg-key-file (FILE or '-'): values on the command line are\n"
+    "visible in ps and kept in shell history. 'mpcengine COMMAND --help' lists the\n"
+    "rest (e.g. 'mpcengine prg ctr --help'). 'mpcengine --version' prints the version.\n"
     "Exit status: 0 success, 1 engine error or output not written, 2 usage error.\n";
 
 static const struct command {
@@ -117,8 +123,21 @@ static int run_group(const char *group, int argc, char **argv)
     return CLI_EXIT_USAGE;
 }
 
+/* "mpcengine --verbose prg ecb ..." means "mpcengine prg ecb ... --verbose":
+ * move it behind the command, whose own parser then takes or refuses it
+ * (only the operation commands have it). */
+static void move_leading_verbose(int argc, char **argv)
+{
+    if (argc < 3 || strcmp(argv[1], "--verbose") != 0)
+        return;
+    char *verbose = argv[1];
+    memmove(&argv[1], &argv[2], (size_t)(argc - 2) * sizeof(argv[0]));
+    argv[argc - 1] = verbose;
+}
+
 static int dispatch(int argc, char **argv)
 {
+    move_leading_verbose(argc, argv);
     if (argc < 2) {
         fputs(usage, stderr);
         return CLI_EXIT_USAGE;
@@ -145,6 +164,7 @@ int main(int argc, char **argv)
     int rc = dispatch(argc, argv);
 
     cli_engine_stop();
+    cli_secret_wipe();
     /* A listing cut short (disk full, closed pipe) must not report success. */
     if (fflush(stdout) != 0 || ferror(stdout)) {
         fprintf(stderr, "mpcengine: cannot write to standard output\n");
