@@ -55,9 +55,12 @@ const char cli_usage_bench[] =
     "                    does the first line (rows and CPU)\n"
     "  --rounds N        rounds per row (default 7; 5 with --plot)\n"
     "  --window-ms MS    shortest timed window (default 20; 5 with --plot)\n"
+    "  On a terminal, stderr shows which row is being measured; every row is\n"
+    "  written (and flushed) as soon as it is measured, also into a pipe.\n"
     "  --plot FILE.svg   instead of the default rows, run every op (with --op, that\n"
     "                    one) over 5-7 shapes from tiny to large, print the rows as\n"
-    "                    usual, and write FILE.svg: per op, each implementation's\n"
+    "                    usual (on stderr when FILE.svg is '-', standard output),\n"
+    "                    and write FILE.svg: per op, each implementation's\n"
     "                    time per unit against work elements, the size classes,\n"
     "                    what auto picks at each point and where the fastest\n"
     "                    implementation changes. 2 windows per round. Combines with\n"
@@ -78,7 +81,32 @@ struct out {
     int rows;
     int started;
     const char *plot; /* --plot FILE, for the first line */
+    FILE *fp;         /* where rows go: stdout, or stderr when the SVG takes it */
+    int progress;     /* stderr is a terminal: show what is being measured */
+    int shown;        /* the width of the progress line on the screen, 0: none */
 };
+
+/* Progress goes to a terminal only, and on one line it rewrites: a log or a
+ * pipe would keep every step. */
+static void progress_clear(struct out *o)
+{
+    if (o->shown > 0)
+        fprintf(stderr, "\r%*s\r", o->shown, "");
+    o->shown = 0;
+    fflush(stderr);
+}
+
+static void on_row_start(size_t index, size_t rows, const char *op, const char *shape,
+                         void *arg)
+{
+    struct out *o = arg;
+    if (!o->progress)
+        return;
+    progress_clear(o);
+    int n = fprintf(stderr, "bench: [%zu/%zu] %s %s...", index + 1, rows, op, shape);
+    o->shown = n > 0 ? n : 0;
+    fflush(stderr);
+}
 
 static const struct {
     double scale;
@@ -111,30 +139,30 @@ static void print_json_row(const mpce_bench_row *r, struct out *o)
         return;
     }
     const char *const names[] = {"op", r->op, "impl", r->impl, "shape", r->shape};
-    printf("%s\n  {", o->rows++ ? "," : "");
-    cli_json_fields(names, 3);
-    printf(", \"median_s\": %.9g, \"min_s\": %.9g, \"max_s\": %.9g, \"unit_rate\": %.6g, "
-           "\"unit\": ",
-           r->median_s, r->min_s, r->max_s, r->unit_rate);
-    cli_json_string(r->unit);
+    fprintf(o->fp, "%s\n  {", o->rows++ ? "," : "");
+    cli_json_fields_to(o->fp, names, 3);
+    fprintf(o->fp, ", \"median_s\": %.9g, \"min_s\": %.9g, \"max_s\": %.9g, \"unit_rate\": %.6g, "
+            "\"unit\": ",
+            r->median_s, r->min_s, r->max_s, r->unit_rate);
+    cli_json_string_to(o->fp, r->unit);
     if (r->baseline) {
-        printf(", \"baseline\": ");
-        cli_json_string(r->baseline);
-        printf(", \"ratio\": %.4f", r->ratio);
+        fprintf(o->fp, ", \"baseline\": ");
+        cli_json_string_to(o->fp, r->baseline);
+        fprintf(o->fp, ", \"ratio\": %.4f", r->ratio);
     }
     if (r->note && r->note[0]) {
-        printf(", \"note\": ");
-        cli_json_string(r->note);
+        fprintf(o->fp, ", \"note\": ");
+        cli_json_string_to(o->fp, r->note);
     }
-    putchar('}');
+    fputc('}', o->fp);
 }
 
 static void print_table_row(const mpce_bench_row *r, struct out *o)
 {
     o->rows++;
     if (r->skipped) {
-        printf("%-13s  %-30s  %-32s  %9s  %-15s  %10s  %-9s  skipped: %s\n", r->op, r->shape,
-               r->impl, "-", "-", "-", "", r->note);
+        fprintf(o->fp, "%-13s  %-30s  %-32s  %9s  %-15s  %10s  %-9s  skipped: %s\n", r->op,
+                r->shape, r->impl, "-", "-", "-", "", r->note);
         return;
     }
     char med[32], lo[32], hi[32], spread[80], vs[160];
@@ -151,9 +179,9 @@ static void print_table_row(const mpce_bench_row *r, struct out *o)
     double v = r->unit_rate;
     snprintf(rate, sizeof(rate), v >= 100 ? "%.0f" : v >= 10 ? "%.1f" : v >= 1 ? "%.2f" : "%.3f",
              v);
-    printf("%-13s  %-30s  %-32s  %6s %-2s  %-15s  %10s  %-9s  %s%s%s\n", r->op, r->shape,
-           r->impl, med, time_units[u].unit, spread, rate, r->unit, vs,
-           r->note && r->note[0] ? "  # " : "", r->note ? r->note : "");
+    fprintf(o->fp, "%-13s  %-30s  %-32s  %6s %-2s  %-15s  %10s  %-9s  %s%s%s\n", r->op,
+            r->shape, r->impl, med, time_units[u].unit, spread, rate, r->unit, vs,
+            r->note && r->note[0] ? "  # " : "", r->note ? r->note : "");
 }
 
 /* Once the options are checked, before the first row is measured (which may
@@ -165,27 +193,31 @@ static void on_start(size_t rows, void *arg)
     char cpu[256];
     mpce_bench_cpu_model(cpu, sizeof(cpu));
     o->started = 1;
-    FILE *first = o->json ? stderr : stdout;
+    FILE *first = o->json ? stderr : o->fp;
     fprintf(first, "bench: %zu row%s, CPU %s%s%s\n", rows, rows == 1 ? "" : "s", cpu,
             o->plot ? "; sweep for --plot " : "", o->plot ? o->plot : "");
     if (o->json) {
-        printf("[");
+        fprintf(o->fp, "[");
     } else {
-        printf("%-13s  %-30s  %-32s  %9s  %-15s  %10s  %-9s  %s\n", "OP", "SHAPE", "IMPL",
-               "MEDIAN", "MIN-MAX", "RATE", "UNIT", "VS BASELINE");
+        fprintf(o->fp, "%-13s  %-30s  %-32s  %9s  %-15s  %10s  %-9s  %s\n", "OP", "SHAPE",
+                "IMPL", "MEDIAN", "MIN-MAX", "RATE", "UNIT", "VS BASELINE");
     }
-    fflush(stdout);
+    fflush(o->fp);
 }
 
 static int on_row(const mpce_bench_row *r, void *arg)
 {
     struct out *o = arg;
+    /* The row takes the progress line's place on the screen; the next
+     * row_start draws it again. */
+    progress_clear(o);
     if (o->json)
         print_json_row(r, o);
     else
         print_table_row(r, o);
-    fflush(stdout);
-    return ferror(stdout) ? 1 : 0;
+    /* Each row as it is measured, also through a pipe: a run takes minutes. */
+    fflush(o->fp);
+    return ferror(o->fp) ? 1 : 0;
 }
 
 /* The --plot file, opened before anything is measured so that a path that
@@ -199,6 +231,8 @@ struct plot_file {
 
 static int plot_open(const struct cli_cmd *cmd, struct plot_file *pf)
 {
+    if (cli_is_std(pf->path))
+        return 0; /* written to stdout at the end, the rows going to stderr */
     pf->fd = open(pf->path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     pf->created = pf->fd >= 0;
     if (pf->fd < 0 && errno == EEXIST)
@@ -222,6 +256,12 @@ static void plot_drop(struct plot_file *pf)
 static int plot_write(const struct cli_cmd *cmd, struct plot_file *pf,
                       const struct mpce_bench_plot *plot)
 {
+    if (cli_is_std(pf->path)) {
+        if (mpce_bench_plot_svg(plot, stdout) != 0 || fflush(stdout) != 0)
+            return cli_fail(cmd, CLI_EXIT_ENGINE, "--plot -: cannot write to standard "
+                            "output: %s", strerror(errno));
+        return 0;
+    }
     struct stat st;
     FILE *fp = NULL;
     int ok = fstat(pf->fd, &st) == 0 && (!S_ISREG(st.st_mode) || ftruncate(pf->fd, 0) == 0) &&
@@ -251,7 +291,8 @@ int cmd_bench(int argc, char **argv)
 {
     struct cli_opt opts[] = {{"op", CLI_ARG, NULL},          {"shape", CLI_ARG, NULL},
                              {"json", 0, NULL},              {"rounds", CLI_ARG, NULL},
-                             {"window-ms", CLI_ARG, NULL},   {"plot", CLI_ARG, NULL},
+                             {"window-ms", CLI_ARG, NULL},
+                             {"plot", CLI_ARG | CLI_OUT | CLI_TEXT, NULL},
                              CLI_COMMON_OPTS};
     const struct cli_cmd cmd = {"mpcengine bench", cli_usage_bench, opts};
     uint64_t rounds = 0, window_ms = 0; /* 0: the harness's defaults */
@@ -291,22 +332,27 @@ int cmd_bench(int argc, char **argv)
         plot_drop(&pf);
         return rc;
     }
-    struct out o = {cli_value(&cmd, "json") != NULL, 0, 0, pf.path};
+    /* With --plot -, the SVG is stdout's and the rows go to stderr. */
+    struct out o = {cli_value(&cmd, "json") != NULL, 0, 0, pf.path,
+                    cli_is_std(pf.path) ? stderr : stdout, isatty(STDERR_FILENO), 0};
     bo.start = on_start;
+    bo.row_start = on_row_start;
     struct mpce_bench_plot *plot = NULL;
     mpce_status st = pf.path ? mpce_bench_sweep(NULL, &bo, on_row, &o, &plot)
                              : mpce_bench_run(NULL, &bo, on_row, &o);
+    /* Nothing of it is left on the screen when the run is over. */
+    progress_clear(&o);
     /* Refused before any row: nothing on stdout, only the message. */
     if (o.json && o.started)
-        printf("%s]\n", o.rows ? "\n" : "");
-    fflush(stdout);
+        fprintf(o.fp, "%s]\n", o.rows ? "\n" : "");
+    fflush(o.fp);
     if (st != MPCE_OK) {
         rc = cli_engine_fail(&cmd, st);
         if (st == MPCE_ERR_ARG)
             rc = CLI_EXIT_USAGE;
     } else if (ferror(stdout)) {
         rc = cli_fail(&cmd, CLI_EXIT_ENGINE, "cannot write the results to stdout");
-    } else if (plot && (rc = plot_write(&cmd, &pf, plot)) == 0) {
+    } else if (plot && (rc = plot_write(&cmd, &pf, plot)) == 0 && !cli_is_std(pf.path)) {
         fprintf(o.json ? stderr : stdout, "bench: plot written to %s\n", pf.path);
     }
     plot_drop(&pf);

@@ -549,6 +549,8 @@ static mpce_status run_all(mpce_engine *e, const mpce_bench_options *o, mpce_ben
         r->o = o;
         r->peers = o->peers;
         r->n_peers = o->n_peers;
+        if (o->row_start)
+            o->row_start(i, n, list[i][0], list[i][1], arg);
         st = run_row(r, list[i][0], list[i][1], &t, fn, arg, &stop);
         matched |= r->matched;
     }

@@ -115,6 +115,11 @@ typedef struct mpce_bench_options {
      * the first row is measured, with the number of rows selected and the
      * run's arg (the command prints its first line here). */
     void (*start)(size_t rows, void *arg);
+    /* Optional: called before each row is measured (a sweep's point, with
+     * mpce_bench_sweep), with its index (0..rows-1), the number of rows and
+     * the row's op and shape: what the command's progress line shows while
+     * the row takes its seconds. */
+    void (*row_start)(size_t index, size_t rows, const char *op, const char *shape, void *arg);
 } mpce_bench_options;
 
 /* One measured candidate of a row. Strings stay valid during the callback. */

@@ -249,6 +249,7 @@ static mpce_status run_point(struct sweep_run *w, const mpce_bench_options *o,
     po.op = pt->op;
     po.shape = pt->shape;
     po.start = NULL;
+    po.row_start = NULL; /* the sweep reports its points itself */
     mpce_status st = mpce_bench_run(w->e, &po, collect, w);
     if (w->nomem)
         return out_of_memory();
@@ -364,6 +365,8 @@ mpce_status mpce_bench_sweep(mpce_engine *engine, const mpce_bench_options *opts
     for (size_t i = 0; i < p->n && !w.stopped && st == MPCE_OK; i++) {
         struct mpce_bench_shape s;
         w.pt = &p->point[i];
+        if (opts->row_start)
+            opts->row_start(i, p->n, w.pt->op, w.pt->shape, arg);
         if ((st = mpce_bench_shape_parse(w.pt->op, w.pt->shape, &s)) == MPCE_OK)
             st = run_point(&w, &o, &s);
     }
