@@ -10,6 +10,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -936,6 +938,859 @@ static void test_engine_refusals(void)
     CU_ASSERT(strstr(err_text, "mpce_options") == NULL);
 }
 
+
+/* ---- standard input and output ------------------------------------------------ */
+
+static uint8_t *out_bin; /* stdout of the last run_pipes, as bytes */
+static size_t out_bin_len;
+
+/* args as the command's argv: the binary first, --config appended unless
+ * with_config is 0. */
+static void build_argv(const char *const *args, int with_config, const char **argv)
+{
+    size_t n = 0;
+
+    argv[n++] = MPCENGINE_BIN;
+    for (; args[n - 1] != NULL; n++) {
+        CU_ASSERT_FATAL(n <= MAX_ARGS);
+        argv[n] = args[n - 1];
+    }
+    if (with_config) {
+        argv[n++] = "--config";
+        argv[n++] = conf;
+    }
+    argv[n] = NULL;
+}
+
+/* write() that a reader gone early fails with EPIPE instead of killing the
+ * test (a disposition set only around the call: the command must meet
+ * SIGPIPE's default). */
+static ssize_t write_nosig(int fd, const void *buf, size_t len)
+{
+    struct sigaction ignore, old;
+    memset(&ignore, 0, sizeof(ignore));
+    ignore.sa_handler = SIG_IGN;
+    sigemptyset(&ignore.sa_mask);
+    sigaction(SIGPIPE, &ignore, &old);
+    ssize_t w = write(fd, buf, len);
+    int err = errno;
+    sigaction(SIGPIPE, &old, NULL);
+    errno = err;
+    return w;
+}
+
+/*
+ * Run the command with standard input fed `in` (in_len bytes) through a pipe
+ * (in NULL: /dev/null) and standard output read back through another pipe
+ * into out_bin; stderr into err_text. reader_gone: the reading end of
+ * stdout is closed before the command writes, as `| head -c0` would.
+ * Returns the exit status (-1 if it died of a signal).
+ */
+static int run_pipes(const char *const *args, int with_config, const void *in, size_t in_len,
+                     int reader_gone)
+{
+    const char *argv[MAX_ARGS + 4];
+    posix_spawn_file_actions_t fa;
+    int inp[2], outp[2], status;
+    pid_t pid;
+
+    build_argv(args, with_config, argv);
+    CU_ASSERT_FATAL(pipe2(inp, O_CLOEXEC) == 0 && pipe2(outp, O_CLOEXEC) == 0);
+    CU_ASSERT_FATAL(posix_spawn_file_actions_init(&fa) == 0);
+    if (in != NULL)
+        posix_spawn_file_actions_adddup2(&fa, inp[0], 0);
+    else
+        posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_adddup2(&fa, outp[1], 1);
+    posix_spawn_file_actions_addopen(&fa, 2, p("stderr.txt"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    CU_ASSERT_FATAL(posix_spawn(&pid, MPCENGINE_BIN, &fa, NULL, (char *const *)argv,
+                                child_env()) == 0);
+    posix_spawn_file_actions_destroy(&fa);
+    close(inp[0]);
+    close(outp[1]);
+    int to_child = inp[1], from_child = outp[0];
+    if (in == NULL) {
+        close(to_child);
+        to_child = -1;
+    } else {
+        fcntl(to_child, F_SETFL, O_NONBLOCK);
+    }
+    if (reader_gone) {
+        close(from_child);
+        from_child = -1;
+    }
+
+    size_t sent = 0, cap = 0;
+    free(out_bin);
+    out_bin = NULL;
+    out_bin_len = 0;
+    /* Both at once: a command that writes before it has read everything
+     * must not deadlock the test. */
+    while (to_child >= 0 || from_child >= 0) {
+        struct pollfd pf[2];
+        nfds_t n = 0;
+        if (to_child >= 0)
+            pf[n++] = (struct pollfd){to_child, POLLOUT, 0};
+        if (from_child >= 0)
+            pf[n++] = (struct pollfd){from_child, POLLIN, 0};
+        if (poll(pf, n, -1) < 0) {
+            CU_ASSERT_FATAL(errno == EINTR);
+            continue;
+        }
+        for (nfds_t i = 0; i < n; i++) {
+            if (pf[i].revents == 0)
+                continue;
+            if (pf[i].fd == to_child) {
+                ssize_t w = write_nosig(to_child, (const uint8_t *)in + sent, in_len - sent);
+                if (w > 0)
+                    sent += (size_t)w;
+                if (sent == in_len || (w < 0 && errno != EAGAIN && errno != EINTR)) {
+                    close(to_child);
+                    to_child = -1;
+                }
+            } else {
+                if (out_bin_len + 65536 + 1 > cap) {
+                    cap = 2 * cap + 65536 + 1;
+                    out_bin = realloc(out_bin, cap);
+                    CU_ASSERT_FATAL(out_bin != NULL);
+                }
+                ssize_t r = read(from_child, out_bin + out_bin_len, 65536);
+                if (r > 0) {
+                    out_bin_len += (size_t)r;
+                } else if (r == 0 || errno != EINTR) {
+                    close(from_child);
+                    from_child = -1;
+                }
+            }
+        }
+    }
+    if (out_bin == NULL)
+        out_bin = calloc(1, 1);
+    CU_ASSERT_FATAL(out_bin != NULL);
+    out_bin[out_bin_len] = 0;
+    CU_ASSERT_FATAL(waitpid(pid, &status, 0) == pid);
+    free(err_text);
+    err_text = (char *)read_file(p("stderr.txt"), NULL);
+    CU_ASSERT_FATAL(err_text != NULL);
+    remove_file("stderr.txt");
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* out_bin holds exactly the bytes of hex field `fname`. */
+static void assert_stdout_is(const struct mpce_kat_record *r, const char *fname)
+{
+    size_t want_len = 0;
+    uint8_t *want = hex_field(r, fname, &want_len);
+
+    CU_ASSERT_EQUAL(out_bin_len, want_len);
+    if (out_bin_len != want_len || memcmp(out_bin, want, want_len) != 0) {
+        CU_FAIL("standard output differs from the vector");
+        fprintf(stderr, "  %s:%u: %s\n", r->file, r->line, fname);
+    }
+    free(want);
+}
+
+/* The first record of op in a vector file. */
+static const struct mpce_kat_record *first_record(const struct mpce_kat_set *set, const char *op,
+                                                  const char *with_field)
+{
+    for (size_t i = 0; i < set->count; i++)
+        if (strcmp(set->records[i].op, op) == 0 &&
+            (with_field == NULL || mpce_kat_get(&set->records[i], with_field) != NULL))
+            return &set->records[i];
+    CU_FAIL_FATAL("no such record");
+    return NULL;
+}
+
+/* "-" is standard input and output, for files that are read whole first
+ * and for outputs that are complete; it never becomes a file named "-". */
+static void test_stdio_prg_ntt(void)
+{
+    struct stat st;
+    const int dash_before = stat("-", &st) == 0;
+    struct mpce_kat_set set;
+
+    load("prg.txt", &set);
+    const struct mpce_kat_record *r = first_record(&set, "ecb", NULL);
+    size_t in_len = 0;
+    uint8_t *in = hex_field(r, "in", &in_len);
+    const char *ecb[] = {"prg", "ecb", "--key", field(r, "key"), "--in", "-", "--out", "-", NULL};
+    CU_ASSERT_EQUAL(run_pipes(ecb, 1, in, in_len, 0), 0);
+    assert_stdout_is(r, "out");
+    CU_ASSERT_EQUAL(err_text[0], '\0');
+    free(in);
+    r = first_record(&set, "ctr", NULL);
+    const char *ctr[] = {"prg", "ctr", "--key", field(r, "key"), "--counter", field(r, "c0"),
+                         "--blocks", field(r, "n"), "--out", "-", NULL};
+    CU_ASSERT_EQUAL(run_pipes(ctr, 1, NULL, 0, 0), 0);
+    assert_stdout_is(r, "out");
+    mpce_kat_free(&set);
+
+    /* The NTT there and back: stdin to a file, then a file to stdout. */
+    load("ntt.txt", &set);
+    r = first_record(&set, "forward", NULL);
+    char *moduli = commas(field(r, "q"));
+    write_words("in.bin", r, "in");
+    size_t words_len = 0;
+    uint8_t *words = read_file(p("in.bin"), &words_len);
+    CU_ASSERT_FATAL(words != NULL);
+    remove_file("out.bin");
+    const char *fwd[] = {"ntt", "forward", "--n", field(r, "N"), "--moduli", moduli, "--batch",
+                         "1", "--in", "-", "--out", p("out.bin"), NULL};
+    CU_ASSERT_EQUAL(run_pipes(fwd, 1, words, words_len, 0), 0);
+    assert_words("out.bin", r, "out");
+    CU_ASSERT_EQUAL(out_bin_len, 0);
+    const char *inv[] = {"ntt", "inverse", "--n", field(r, "N"), "--moduli", moduli, "--batch",
+                         "1", "--in", p("out.bin"), "--out", "-", NULL};
+    CU_ASSERT_EQUAL(run_pipes(inv, 1, NULL, 0, 0), 0);
+    CU_ASSERT(out_bin_len == words_len && memcmp(out_bin, words, words_len) == 0);
+    free(words);
+    free(moduli);
+    /* mul's second operand from stdin */
+    r = first_record(&set, "mul", NULL);
+    moduli = commas(field(r, "q"));
+    write_words("a.bin", r, "a");
+    write_words("b.bin", r, "b");
+    uint8_t *b = read_file(p("b.bin"), &words_len);
+    CU_ASSERT_FATAL(b != NULL);
+    const char *mul[] = {"ntt", "mul", "--n", field(r, "N"), "--moduli", moduli, "--batch", "1",
+                         "--in", p("a.bin"), "--in2", "-", "--out", "-", NULL};
+    CU_ASSERT_EQUAL(run_pipes(mul, 1, b, words_len, 0), 0);
+    write_file("got.bin", out_bin, out_bin_len);
+    assert_words("got.bin", r, "out");
+    remove_file("got.bin");
+    free(b);
+    free(moduli);
+    mpce_kat_free(&set);
+    CU_ASSERT(dash_before || stat("-", &st) != 0);
+}
+
+static void test_stdio_lpn_dpf(void)
+{
+    struct mpce_kat_set set;
+
+    /* LPN: the table from stdin, the blocks to stdout, the count to stderr
+     * (on stdout it would be taken for a block). */
+    load("lpn.txt", &set);
+    const struct mpce_kat_record *r = first_record(&set, "fold", "pre");
+    size_t table_len = 0;
+    uint8_t *table = hex_field(r, "pre", &table_len);
+    write_hex_field("in.bin", r, "out_in");
+    const char *lpn[] = {"lpn", "--seed", field(r, "seed"), "--logk", field(r, "logk"),
+                         "--counter", field(r, "c0"), "--table", "-", "--in", p("in.bin"),
+                         "--out", "-", NULL};
+    CU_ASSERT_EQUAL(run_pipes(lpn, 1, table, table_len, 0), 0);
+    assert_stdout_is(r, "out");
+    CU_ASSERT_EQUAL(strtoull(err_text, NULL, 10),
+                    strtoull(field(r, "blocks_consumed"), NULL, 10));
+    CU_ASSERT(strchr(err_text, '\n') != NULL && strchr(err_text, '\n')[1] == '\0');
+    free(table);
+    mpce_kat_free(&set);
+
+    /* DPF: party 0's key to stdout beside party 1's file, then evaluated
+     * from stdin to stdout. */
+    load("dpf.txt", &set);
+    r = first_record(&set, "dpf", NULL);
+    int bytes = strcmp(field(r, "group"), "bytes") == 0;
+    char prg_keys[80], seeds[80];
+    snprintf(prg_keys, sizeof(prg_keys), "%s,%s", field(r, "kL"), field(r, "kR"));
+    snprintf(seeds, sizeof(seeds), "%s,%s", field(r, "seed0"), field(r, "seed1"));
+    remove_file("k1.bin");
+    const char *gen[] = {"dpf", "gen", "--bits", field(r, "n"), "--alpha", field(r, "alpha"),
+                         "--beta", field(r, bytes ? "beta" : "beta_u64"), "--group",
+                         field(r, "group"), "--prg-keys", prg_keys, "--seeds", seeds, "--out0",
+                         "-", "--out1", p("k1.bin"), NULL};
+    CU_ASSERT_EQUAL(run_pipes(gen, 1, NULL, 0, 0), 0);
+    assert_stdout_is(r, "key0");
+    assert_file_is("k1.bin", r, "key1");
+    size_t key_len = out_bin_len;
+    uint8_t *key = malloc(key_len);
+    CU_ASSERT_FATAL(key != NULL);
+    memcpy(key, out_bin, key_len);
+    char *points = commas(field(r, "eval_x"));
+    const char *eval[] = {"dpf", "eval", "--key", "-", "--points", points, "--out", "-", NULL};
+    CU_ASSERT_EQUAL(run_pipes(eval, 1, key, key_len, 0), 0);
+    assert_stdout_is(r, "eval0");
+    free(points);
+    free(key);
+    mpce_kat_free(&set);
+}
+
+static void test_stdio_refusals(void)
+{
+    uint8_t buf[64] = {0};
+
+    no_outputs();
+    write_file("in.bin", buf, 64);
+    /* One standard input, one standard output. */
+    const char *two_in[] = {"ntt", "mul", "--n", "8", "--moduli", "97", "--batch", "1", "--in",
+                            "-", "--in2", "-", "--out", p("out.bin"), NULL};
+    assert_refused(run_pipes(two_in, 1, buf, 64, 0), 2, "mpcengine ntt mul: ",
+                   "--in and --in2 both name '-' (standard input)", "out.bin");
+    const char *two_out[] = {"dpf", "gen", "--bits", "8", "--alpha", "1", "--beta", "1",
+                             "--group", "u64", "--out0", "-", "--out1", "-", NULL};
+    assert_refused(run_pipes(two_out, 1, NULL, 0, 0), 2, "mpcengine dpf gen: ",
+                   "--out0 and --out1 both name '-' (standard output)", NULL);
+    CU_ASSERT_EQUAL(out_bin_len, 0);
+    const char *key_and_in[] = {"prg", "ecb", "--key-file", "-", "--in", "-", "--out",
+                                p("out.bin"), NULL};
+    assert_refused(run_pipes(key_and_in, 1, buf, 64, 0), 2, "mpcengine prg ecb: ",
+                   "--key-file and --in both name '-'", "out.bin");
+    /* A pipe's size is known only at its end: checked then, and named. */
+    const char *short_in[] = {"prg", "ecb", "--key", key32, "--in", "-", "--out", "-", NULL};
+    assert_refused(run_pipes(short_in, 1, buf, 17, 0), 2, "mpcengine prg ecb: ",
+                   "--in: standard input is 17 bytes, expected a non-zero multiple of 16", NULL);
+    CU_ASSERT_EQUAL(out_bin_len, 0);
+    /* A failed command writes nothing to stdout either. */
+    const char *fails[] = {"prg", "ctr", "--key", key32, "--counter", "0", "--blocks", "4",
+                           "--out", "-", "--impl", "no-such-impl", NULL};
+    assert_refused(run_pipes(fails, 1, NULL, 0, 0), 1, "mpcengine prg ctr: ", "no-such-impl",
+                   NULL);
+    CU_ASSERT_EQUAL(out_bin_len, 0);
+    /* A reader gone before the key arrives: an error, not SIGPIPE, and the
+     * other key is taken back (both keys or neither). */
+    const char *gone[] = {"dpf", "gen", "--bits", "8", "--alpha", "1", "--beta", "1",
+                          "--group", "u64", "--out0", p("k0.bin"), "--out1", "-", NULL};
+    assert_refused(run_pipes(gone, 1, NULL, 0, 1), 1, "mpcengine dpf gen: ",
+                   "--out1 -: cannot write to standard output: ", "k0.bin");
+}
+
+/* ---- keys and seeds from files ----------------------------------------------- */
+
+static void write_secret(const char *name, const char *text, unsigned mode)
+{
+    tu_write_text(p(name), text, 0600);
+    CU_ASSERT_FATAL(chmod(p(name), mode) == 0);
+}
+
+static void test_key_files(void)
+{
+    struct mpce_kat_set set;
+    char text[400];
+
+    load("prg.txt", &set);
+    const struct mpce_kat_record *r = first_record(&set, "ecb", NULL);
+    write_hex_field("in.bin", r, "in");
+    /* Surrounding whitespace and the newline go; a private file is quiet. */
+    snprintf(text, sizeof(text), " \t%s \r\n\n", field(r, "key"));
+    write_secret("key.txt", text, 0600);
+    remove_file("out.bin");
+    CU_ASSERT_EQUAL(CLI("prg", "ecb", "--key-file", p("key.txt"), "--in", p("in.bin"), "--out",
+                        p("out.bin")),
+                    0);
+    assert_file_is("out.bin", r, "out");
+    CU_ASSERT_EQUAL(err_text[0], '\0');
+    /* Readable by others: it works, and says how to fix the mode. */
+    CU_ASSERT_FATAL(chmod(p("key.txt"), 0644) == 0);
+    CU_ASSERT_EQUAL(CLI("prg", "ecb", "--key-file", p("key.txt"), "--in", p("in.bin"), "--out",
+                        p("out.bin")),
+                    0);
+    assert_file_is("out.bin", r, "out");
+    CU_ASSERT(strstr(err_text, "mpcengine prg ecb: warning: --key-file '") != NULL);
+    CU_ASSERT(strstr(err_text, "readable by every user (mode 0644): run chmod go-rwx") != NULL);
+    CU_ASSERT_FATAL(chmod(p("key.txt"), 0640) == 0);
+    CU_ASSERT_EQUAL(CLI("prg", "ecb", "--key-file", p("key.txt"), "--in", p("in.bin"), "--out",
+                        p("out.bin")),
+                    0);
+    CU_ASSERT(strstr(err_text, "readable by its group (mode 0640)") != NULL);
+    CU_ASSERT_FATAL(chmod(p("key.txt"), 0600) == 0);
+    /* Both, or neither. */
+    remove_file("out.bin");
+    assert_refused(CLI("prg", "ecb", "--key", key32, "--key-file", p("key.txt"), "--in",
+                       p("in.bin"), "--out", p("out.bin")),
+                   2, "mpcengine prg ecb: ", "--key and --key-file both give the value: use one",
+                   "out.bin");
+    assert_refused(CLI("prg", "ecb", "--in", p("in.bin"), "--out", p("out.bin")), 2,
+                   "mpcengine prg ecb: ", "missing required option --key-file (or --key", "out.bin");
+    /* What is wrong with the file is said of the file. */
+    write_secret("bad.txt", "0011\n", 0600);
+    char want[4400];
+    snprintf(want, sizeof(want), "--key-file '%s': expected 32 hex digits, got 4", p("bad.txt"));
+    assert_refused(CLI("prg", "ecb", "--key-file", p("bad.txt"), "--in", p("in.bin"), "--out",
+                       p("out.bin")),
+                   2, "mpcengine prg ecb: ", want, "out.bin");
+    write_secret("bad.txt", "\n\n", 0600);
+    assert_refused(CLI("prg", "ecb", "--key-file", p("bad.txt"), "--in", p("in.bin"), "--out",
+                       p("out.bin")),
+                   2, "mpcengine prg ecb: ", "is empty", "out.bin");
+    assert_refused(CLI("prg", "ecb", "--key-file", p("no-such.txt"), "--in", p("in.bin"), "--out",
+                       p("out.bin")),
+                   2, "mpcengine prg ecb: ", "no-such.txt': cannot open", "out.bin");
+    remove_file("bad.txt");
+    /* From standard input, through a pipe. */
+    r = first_record(&set, "ctr", NULL);
+    snprintf(text, sizeof(text), "%s\n", field(r, "key"));
+    const char *ctr[] = {"prg", "ctr", "--key-file", "-", "--counter", field(r, "c0"),
+                         "--blocks", field(r, "n"), "--out", "-", NULL};
+    CU_ASSERT_EQUAL(run_pipes(ctr, 1, text, strlen(text), 0), 0);
+    assert_stdout_is(r, "out");
+    /* MMO's keys as --keys takes them. */
+    r = first_record(&set, "mmo", NULL);
+    char *keys = split_blocks(field(r, "keys"));
+    snprintf(text, sizeof(text), "%s\n", keys);
+    free(keys);
+    write_secret("keys.txt", text, 0600);
+    write_hex_field("in.bin", r, "in");
+    remove_file("out.bin");
+    CU_ASSERT_EQUAL(CLI("prg", "mmo", "--key-file", p("keys.txt"), "--in", p("in.bin"), "--out",
+                        p("out.bin")),
+                    0);
+    assert_file_is("out.bin", r, "out");
+    remove_file("keys.txt");
+    mpce_kat_free(&set);
+
+    /* The LPN seed. */
+    load("lpn.txt", &set);
+    r = first_record(&set, "fold", "pre");
+    write_hex_field("table.bin", r, "pre");
+    write_hex_field("in.bin", r, "out_in");
+    snprintf(text, sizeof(text), "%s\n", field(r, "seed"));
+    write_secret("seed.txt", text, 0600);
+    remove_file("out.bin");
+    CU_ASSERT_EQUAL(CLI("lpn", "--seed-file", p("seed.txt"), "--logk", field(r, "logk"),
+                        "--counter", field(r, "c0"), "--table", p("table.bin"), "--in",
+                        p("in.bin"), "--out", p("out.bin")),
+                    0);
+    assert_file_is("out.bin", r, "out");
+    assert_refused(CLI("lpn", "--seed", key32, "--seed-file", p("seed.txt"), "--logk", "1",
+                       "--counter", "0", "--table", p("table.bin"), "--in", p("in.bin"), "--out",
+                       p("out2.bin")),
+                   2, "mpcengine lpn: ", "--seed and --seed-file", "out2.bin");
+    mpce_kat_free(&set);
+
+    /* The DPF's seeds and PRG keys: the vector's keys, bit for bit. */
+    load("dpf.txt", &set);
+    r = first_record(&set, "dpf", NULL);
+    int bytes = strcmp(field(r, "group"), "bytes") == 0;
+    snprintf(text, sizeof(text), "%s,%s\n", field(r, "seed0"), field(r, "seed1"));
+    write_secret("seeds.txt", text, 0600);
+    snprintf(text, sizeof(text), "%s,%s\n", field(r, "kL"), field(r, "kR"));
+    write_secret("prgkeys.txt", text, 0600);
+    no_outputs();
+    CU_ASSERT_EQUAL(CLI("dpf", "gen", "--bits", field(r, "n"), "--alpha", field(r, "alpha"),
+                        "--beta", field(r, bytes ? "beta" : "beta_u64"), "--group",
+                        field(r, "group"), "--prg-key-file", p("prgkeys.txt"), "--seed-file",
+                        p("seeds.txt"), "--out0", p("k0.bin"), "--out1", p("k1.bin")),
+                    0);
+    assert_file_is("k0.bin", r, "key0");
+    assert_file_is("k1.bin", r, "key1");
+    no_outputs();
+    assert_refused(CLI("dpf", "gen", "--bits", field(r, "n"), "--alpha", field(r, "alpha"),
+                       "--beta", field(r, bytes ? "beta" : "beta_u64"), "--group",
+                       field(r, "group"), "--seeds", "x", "--seed-file", p("seeds.txt"),
+                       "--out0", p("k0.bin"), "--out1", p("k1.bin")),
+                   2, "mpcengine dpf gen: ", "--seeds and --seed-file", "k0.bin");
+    remove_file("seeds.txt");
+    remove_file("prgkeys.txt");
+    remove_file("seed.txt");
+    remove_file("key.txt");
+    mpce_kat_free(&set);
+
+    /* --help says why the files exist. */
+    const char *help[][3] = {{"prg", "ecb", "--key-file"}, {"prg", "mmo", "--key-file"},
+                             {"prg", "ctr", "--key-file"}, {"lpn", "--help", "--seed-file"},
+                             {"dpf", "gen", "--seed-file"}};
+    for (size_t i = 0; i < sizeof(help) / sizeof(help[0]); i++) {
+        const char *args[] = {help[i][0], help[i][1], "--help", NULL};
+        if (strcmp(help[i][1], "--help") == 0)
+            args[2] = NULL;
+        CU_ASSERT_EQUAL(run_argv(args, 0), 0);
+        CU_ASSERT(strstr(out_text, help[i][2]) != NULL);
+        CU_ASSERT(strstr(out_text, "visible in ps") != NULL);
+    }
+}
+
+/* ---- selftest --json ------------------------------------------------------------ */
+
+static size_t count_of(const char *text, const char *needle)
+{
+    size_t n = 0;
+    for (const char *s = strstr(text, needle); s != NULL; s = strstr(s + 1, needle))
+        n++;
+    return n;
+}
+
+/* The number after `"key": ` in text, or (size_t)-1. */
+static size_t json_count(const char *text, const char *key)
+{
+    char k[64];
+    snprintf(k, sizeof(k), "\"%s\": ", key);
+    const char *at = strstr(text, k);
+    return at != NULL ? (size_t)strtoull(at + strlen(k), NULL, 10) : (size_t)-1;
+}
+
+static void test_selftest_json(void)
+{
+    CU_ASSERT_EQUAL(CLI("selftest", "--json"), 0);
+    CU_ASSERT(strncmp(out_text, "{\"results\": [\n  {", 17) == 0);
+    size_t len = strlen(out_text);
+    CU_ASSERT(len > 2 && strcmp(out_text + len - 2, "}\n") == 0);
+    CU_ASSERT(strstr(out_text, "{\"plugin\": \"soft\", \"impl\": \"prg-soft-bitslice\", "
+                               "\"path\": ") != NULL);
+    CU_ASSERT(strstr(out_text, "\"result\": \"pass\", \"reason\": \"\"}") != NULL);
+    /* The counts agree with the rows. */
+    const size_t passed = json_count(out_text, "passed");
+    CU_ASSERT(passed >= 5);
+    CU_ASSERT_EQUAL(passed, count_of(out_text, "\"result\": \"pass\""));
+    CU_ASSERT_EQUAL(json_count(out_text, "failed"), 0);
+    CU_ASSERT_EQUAL(json_count(out_text, "skipped"), count_of(out_text, "\"result\": \"skipped\""));
+    CU_ASSERT_EQUAL(count_of(out_text, "{\"plugin\": "), count_of(out_text, "\"result\": "));
+
+    CU_ASSERT_EQUAL(CLI("selftest", "--json", "--impl", "lpn-soft"), 0);
+    CU_ASSERT_EQUAL(count_of(out_text, "\"impl\": "), 1);
+    CU_ASSERT(strstr(out_text, "\"impl\": \"lpn-soft\"") != NULL);
+    CU_ASSERT_EQUAL(json_count(out_text, "passed"), 1);
+
+    /* A failing implementation: the same exit status as the text, the
+     * failure in the object, the message on stderr. */
+    char plug[4200], wrong[4400];
+    snprintf(plug, sizeof(plug), "%s/wrongplug", dir);
+    snprintf(wrong, sizeof(wrong), "%s", GOOD_MODULE_SO);
+    char *slash = strrchr(wrong, '/');
+    CU_ASSERT_FATAL(slash != NULL);
+    snprintf(slash + 1, sizeof(wrong) - (size_t)(slash + 1 - wrong), "mod_wrong.so");
+    CU_ASSERT_FATAL(mkdir(plug, 0755) == 0);
+    char *so = tu_copy_into(wrong, plug, 0644);
+    CU_ASSERT_EQUAL(CLI("selftest", "--json", "--plugin-path", plug), 1);
+    CU_ASSERT(strstr(out_text, "\"impl\": \"prg-test-wrong\"") != NULL);
+    CU_ASSERT(strstr(out_text, "\"result\": \"fail\"") != NULL);
+    CU_ASSERT_EQUAL(json_count(out_text, "failed"), 1);
+    /* the engine's own error line, then the command's */
+    CU_ASSERT(strstr(err_text, "\nmpcengine selftest: 1 implementation(s) failed") != NULL);
+    CU_ASSERT(strstr(err_text, "mpce_") == NULL);
+    CU_ASSERT_EQUAL(CLI("selftest", "--plugin-path", plug), 1);
+    unlink(so);
+    free(so);
+    rmdir(plug);
+}
+
+/* ---- bench: rows as they come, progress on a terminal ------------------------- */
+
+static void test_bench_pipe(void)
+{
+    /* Through a pipe: complete lines, header first; no progress text, since
+     * stderr is no terminal. */
+    const char *table[] = {"bench", "--op", "prg.ecb", "--shape", "n=64", "--rounds", "1",
+                           "--window-ms", "1", NULL};
+    CU_ASSERT_EQUAL(run_pipes(table, 1, NULL, 0, 0), 0);
+    const char *s = (const char *)out_bin;
+    CU_ASSERT(strncmp(s, "bench: 1 row, CPU ", 18) == 0);
+    CU_ASSERT(out_bin_len > 0 && s[out_bin_len - 1] == '\n');
+    size_t rows = 0;
+    for (const char *line = strchr(s, '\n'); line != NULL && line[1] != '\0';
+         line = strchr(line + 1, '\n'))
+        rows += strncmp(line + 1, "prg.ecb        n=64 ", 20) == 0;
+    CU_ASSERT(rows >= 2); /* prg-soft-bitslice and the OpenSSL baseline at least */
+    CU_ASSERT(strstr(err_text, "bench: [") == NULL);
+    CU_ASSERT(strchr(err_text, '\r') == NULL);
+
+    const char *json[] = {"bench", "--op", "prg.ecb", "--shape", "n=64", "--rounds", "1",
+                          "--window-ms", "1", "--json", NULL};
+    CU_ASSERT_EQUAL(run_pipes(json, 1, NULL, 0, 0), 0);
+    s = (const char *)out_bin;
+    CU_ASSERT(strncmp(s, "[\n  {\"op\": \"prg.ecb\", ", 22) == 0);
+    CU_ASSERT(out_bin_len > 3 && strcmp(s + out_bin_len - 3, "}\n]\n" + 1) == 0);
+    CU_ASSERT(strstr(err_text, "bench: 1 row, CPU ") != NULL);
+
+    /* --plot -: the SVG is stdout's, the rows go to stderr. */
+    const char *plot[] = {"bench", "--op", "prg.ecb", "--plot", "-", "--rounds", "1",
+                          "--window-ms", "1", NULL};
+    CU_ASSERT_EQUAL(run_pipes(plot, 1, NULL, 0, 0), 0);
+    s = (const char *)out_bin;
+    CU_ASSERT(strncmp(s, "<svg ", 5) == 0);
+    CU_ASSERT(out_bin_len > 7 && strcmp(s + out_bin_len - 7, "</svg>\n") == 0);
+    CU_ASSERT(strstr(s, "MEDIAN") == NULL && strstr(s, "sweep for --plot") == NULL);
+    CU_ASSERT(strstr(err_text, "sweep for --plot -\nOP ") != NULL);
+    CU_ASSERT(strstr(err_text, "\nprg.ecb        n=16 ") != NULL);
+}
+
+/* Each row is flushed as it is measured: with stdout a pipe, the first
+ * rows of a sweep arrive while the later ones are still being measured
+ * (the run is then stopped; it would take seconds more). */
+static void test_bench_rows_flushed(void)
+{
+    const char *args[] = {"bench", "--op", "prg.ecb", "--plot", p("flush.svg"), "--rounds", "4",
+                          "--window-ms", "100", NULL};
+    const char *argv[MAX_ARGS + 4];
+    posix_spawn_file_actions_t fa;
+    int outp[2], status;
+    pid_t pid;
+
+    build_argv(args, 1, argv);
+    CU_ASSERT_FATAL(pipe2(outp, O_CLOEXEC) == 0);
+    CU_ASSERT_FATAL(posix_spawn_file_actions_init(&fa) == 0);
+    posix_spawn_file_actions_adddup2(&fa, outp[1], 1);
+    posix_spawn_file_actions_addopen(&fa, 2, p("stderr.txt"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    CU_ASSERT_FATAL(posix_spawn(&pid, MPCENGINE_BIN, &fa, NULL, (char *const *)argv,
+                                child_env()) == 0);
+    posix_spawn_file_actions_destroy(&fa);
+    close(outp[1]);
+    /* Header, column names, and one measured row. */
+    char buf[8192];
+    size_t got = 0, lines = 0;
+    while (lines < 3 && got + 1 < sizeof(buf)) {
+        ssize_t r = read(outp[0], buf + got, sizeof(buf) - 1 - got);
+        if (r <= 0)
+            break;
+        for (ssize_t i = 0; i < r; i++)
+            lines += buf[got + (size_t)i] == '\n';
+        got += (size_t)r;
+    }
+    buf[got] = '\0';
+    CU_ASSERT(lines >= 3);
+    CU_ASSERT(strstr(buf, "\nprg.ecb ") != NULL);
+    /* Still measuring the other shapes: the row did not wait for the end. */
+    CU_ASSERT_EQUAL(waitpid(pid, &status, WNOHANG), 0);
+    kill(pid, SIGTERM);
+    CU_ASSERT_FATAL(waitpid(pid, &status, 0) == pid);
+    close(outp[0]);
+    remove_file("flush.svg");
+    remove_file("stderr.txt");
+}
+
+/* Run the command with file descriptor `fd` (1 or 2) on a terminal (a
+ * pseudo-terminal's slave) and the other of the two in a file, read back
+ * into out_text or err_text; what reached the terminal goes to tty (len
+ * bytes, NUL-terminated). Returns the exit status (-1: a signal). */
+static int run_on_tty(const char *const *args, int fd, char *tty, size_t len)
+{
+    int master = posix_openpt(O_RDWR | O_NOCTTY);
+    CU_ASSERT_FATAL(master >= 0);
+    CU_ASSERT_FATAL(grantpt(master) == 0 && unlockpt(master) == 0);
+    const char *slave = ptsname(master);
+    CU_ASSERT_FATAL(slave != NULL);
+    const char *other = fd == 1 ? p("stderr.txt") : p("stdout.txt");
+    const char *argv[MAX_ARGS + 4];
+    posix_spawn_file_actions_t fa;
+    pid_t pid;
+    int status = 0;
+
+    build_argv(args, 1, argv);
+    CU_ASSERT_FATAL(posix_spawn_file_actions_init(&fa) == 0);
+    posix_spawn_file_actions_addopen(&fa, 3 - fd, other, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&fa, fd, slave, O_RDWR | O_NOCTTY, 0);
+    CU_ASSERT_FATAL(posix_spawn(&pid, MPCENGINE_BIN, &fa, NULL, (char *const *)argv,
+                                child_env()) == 0);
+    posix_spawn_file_actions_destroy(&fa);
+    /* Read as it comes (a terminal's buffer is small), and what is left
+     * once the command is gone. */
+    size_t got = 0;
+    int done = 0;
+    for (;;) {
+        struct pollfd pf = {master, POLLIN, 0};
+        if (poll(&pf, 1, 100) > 0 && (pf.revents & POLLIN)) {
+            ssize_t r = read(master, tty + got, len - 1 - got);
+            if (r > 0) {
+                got += (size_t)r;
+                if (got + 1 < len)
+                    continue;
+            }
+        }
+        if (done || got + 1 >= len)
+            break;
+        /* after the exit, one more round of reads takes the tail */
+        done = waitpid(pid, &status, WNOHANG) == pid;
+    }
+    tty[got] = '\0';
+    close(master);
+    if (!done)
+        CU_ASSERT_FATAL(waitpid(pid, &status, 0) == pid);
+    char **text = fd == 1 ? &err_text : &out_text;
+    free(*text);
+    *text = (char *)read_file(other, NULL);
+    CU_ASSERT_FATAL(*text != NULL);
+    unlink(other);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* On a terminal, stderr shows the row being measured, on one line that is
+ * rewritten and cleared at the end; the rows still go to stdout. */
+static void test_bench_progress_on_terminal(void)
+{
+    const char *args[] = {"bench", "--op", "prg.ecb", "--shape", "n=64", "--rounds", "1",
+                          "--window-ms", "1", NULL};
+    char tty[16384];
+
+    CU_ASSERT_EQUAL(run_on_tty(args, 2, tty, sizeof(tty)), 0);
+    size_t got = strlen(tty);
+    CU_ASSERT(strstr(tty, "bench: [1/1] prg.ecb n=64...") != NULL);
+    /* Cleared at the end: carriage return, blanks, carriage return. */
+    CU_ASSERT(got >= 2 && tty[got - 1] == '\r');
+    CU_ASSERT(strstr(tty, "\r                    ") != NULL);
+    CU_ASSERT(strstr(tty, "prg-soft-bitslice") == NULL); /* rows are stdout's */
+    CU_ASSERT(strstr(out_text, "prg-soft-bitslice") != NULL);
+    CU_ASSERT(strchr(out_text, '\r') == NULL);
+}
+
+/* Binary output is not sent to a terminal; text output (a plot, a pins
+ * file) may be. */
+static void test_binary_not_to_terminal(void)
+{
+    const char *args[] = {"prg", "ctr", "--key", key32, "--counter", "0", "--blocks", "4",
+                          "--out", "-", NULL};
+    char tty[4096];
+
+    CU_ASSERT_EQUAL(run_on_tty(args, 1, tty, sizeof(tty)), 2);
+    CU_ASSERT_EQUAL(tty[0], '\0');
+    CU_ASSERT(strstr(err_text, "mpcengine prg ctr: --out -: standard output is a terminal") !=
+              NULL);
+}
+
+/* ---- --verbose ----------------------------------------------------------------- */
+
+static void test_verbose(void)
+{
+    /* No module directory: only the built-in implementations, so the names
+     * are known whatever is installed. */
+    char none[4200];
+    snprintf(none, sizeof(none), "%s/noplugins", dir);
+    CU_ASSERT_FATAL(mkdir(none, 0755) == 0);
+    no_outputs();
+
+    CU_ASSERT_EQUAL(CLI("prg", "ctr", "--key", key32, "--counter", "0", "--blocks", "4", "--out",
+                        p("out.bin"), "--plugin-path", none),
+                    0);
+    CU_ASSERT_EQUAL(err_text[0], '\0');
+    CU_ASSERT_EQUAL(CLI("prg", "ctr", "--key", key32, "--counter", "0", "--blocks", "4", "--out",
+                        p("out.bin"), "--plugin-path", none, "--verbose"),
+                    0);
+    CU_ASSERT(strstr(err_text, "mpcengine prg ctr: prg.ctr, size class tiny (4 work elements): "
+                               "ran prg-soft-bitslice: priority order (prg-soft-bitslice)\n") !=
+              NULL);
+    /* Before the command too. */
+    const char *before[] = {"--verbose", "prg", "ctr", "--key", key32, "--counter", "0",
+                            "--blocks", "100", "--out", p("out.bin"), "--plugin-path", none,
+                            NULL};
+    CU_ASSERT_EQUAL(run_argv(before, 1), 0);
+    CU_ASSERT(strstr(err_text, "prg.ctr, size class small (100 work elements): ran "
+                               "prg-soft-bitslice: priority order") != NULL);
+    /* --impl */
+    CU_ASSERT_EQUAL(CLI("prg", "ctr", "--key", key32, "--counter", "0", "--blocks", "4", "--out",
+                        p("out.bin"), "--plugin-path", none, "--verbose", "--impl",
+                        "prg-soft-bitslice"),
+                    0);
+    CU_ASSERT(strstr(err_text, ": ran prg-soft-bitslice: named by --impl prg-soft-bitslice\n") !=
+              NULL);
+    /* A pin, with the file and line that set it. */
+    char pinned[4300], want[4600];
+    snprintf(pinned, sizeof(pinned), "%s/pinned.conf", dir);
+    tu_write_text(pinned, "[engine]\nuser_config = no\n[tune]\nmode = off\n[pins]\n"
+                          "prg.mmo = prg-soft-bitslice\n", 0644);
+    write_file("in.bin", "0123456789abcdef", 16);
+    const char *pin[] = {"prg", "mmo", "--keys", key32, "--in", p("in.bin"), "--out",
+                         p("out.bin"), "--plugin-path", none, "--verbose", "--config", pinned,
+                         NULL};
+    CU_ASSERT_EQUAL(run_argv(pin, 0), 0);
+    snprintf(want, sizeof(want), "prg.mmo, size class tiny (1 work element): ran "
+             "prg-soft-bitslice: pinned by [pins] prg.mmo = prg-soft-bitslice (%s:6)\n", pinned);
+    if (strstr(err_text, want) == NULL) {
+        CU_FAIL("--verbose does not name the pin");
+        fprintf(stderr, "  wanted '%s' in: %s", want, err_text);
+    }
+    unlink(pinned);
+    /* Every operation command, with its variant where it has one. */
+    uint8_t zero[64] = {0};
+    write_file("in.bin", zero, 64);
+    CU_ASSERT_EQUAL(CLI("ntt", "forward", "--n", "8", "--moduli", "97", "--batch", "1", "--in",
+                        p("in.bin"), "--out", p("out.bin"), "--plugin-path", none, "--verbose"),
+                    0);
+    CU_ASSERT(strstr(err_text, "mpcengine ntt forward: ntt.forward q50, size class tiny (8 work "
+                               "elements): ran ntt-soft: priority order (ntt-soft)\n") != NULL);
+    write_file("table.bin", zero, 32);
+    write_file("in.bin", zero, 64);
+    CU_ASSERT_EQUAL(CLI("lpn", "--seed", key32, "--logk", "1", "--counter", "0", "--table",
+                        p("table.bin"), "--in", p("in.bin"), "--out", p("out.bin"),
+                        "--plugin-path", none, "--verbose"),
+                    0);
+    CU_ASSERT(strstr(err_text, "mpcengine lpn: lpn.fold k16, size class tiny (4 work elements): "
+                               "ran lpn-soft") != NULL);
+    CU_ASSERT_EQUAL(CLI("dpf", "gen", "--bits", "10", "--alpha", "1", "--beta", "1", "--group",
+                        "u64", "--out0", p("k0.bin"), "--out1", p("k1.bin"), "--plugin-path",
+                        none, "--verbose"),
+                    0);
+    CU_ASSERT(strstr(err_text, "mpcengine dpf gen: dpf.gen, size class tiny (1 work element): "
+                               "ran dpf-soft: priority order (dpf-soft)\n") != NULL);
+    CU_ASSERT_EQUAL(CLI("dpf", "evalall", "--key", p("k0.bin"), "--out", p("out.bin"),
+                        "--plugin-path", none, "--verbose"),
+                    0);
+    CU_ASSERT(strstr(err_text, "dpf.evalall, size class small (1024 work elements): ran "
+                               "dpf-soft") != NULL);
+    CU_ASSERT_EQUAL(CLI("dpf", "eval", "--key", p("k0.bin"), "--points", "1,2,3", "--out",
+                        p("out.bin"), "--plugin-path", none, "--verbose"),
+                    0);
+    CU_ASSERT(strstr(err_text, "dpf.eval, size class tiny (3 work elements): ran dpf-soft") !=
+              NULL);
+    /* Only the operation commands have it. */
+    assert_refused(CLI("list", "--verbose"), 2, "mpcengine list: ", "'--verbose'", NULL);
+    const char *list[] = {"--verbose", "list", NULL};
+    assert_refused(run_argv(list, 1), 2, "mpcengine list: ", "'--verbose'", NULL);
+    no_outputs();
+    remove_file("table.bin");
+    rmdir(none);
+}
+
+/* ---- messages name options, not the API ----------------------------------------- */
+
+/* The last run's stderr names no API function, field or flag. */
+static void assert_no_api_names(void)
+{
+    if (strstr(err_text, "mpce_") != NULL || strstr(err_text, "MPCE_") != NULL ||
+        strstr(err_text, "moduli[") != NULL || strstr(err_text, "in[") != NULL) {
+        CU_FAIL("a message names the API");
+        fprintf(stderr, "  in: %s", err_text);
+    }
+}
+
+static void test_messages_name_options(void)
+{
+    uint8_t buf[128] = {0};
+
+    no_outputs();
+    write_file("in.bin", buf, 128);
+    /* Array arguments: the option's value, counted as the user counts them. */
+    assert_refused(CLI("ntt", "forward", "--n", "8", "--moduli", "97,33", "--batch", "1", "--in",
+                       p("in.bin"), "--out", p("out.bin")),
+                   1, "mpcengine ntt forward: ", "--moduli value 2 = 33 is composite", "out.bin");
+    assert_no_api_names();
+    memset(buf, 0xff, 8);
+    write_file("in.bin", buf, 64);
+    assert_refused(CLI("ntt", "forward", "--n", "8", "--moduli", "97", "--batch", "1", "--in",
+                       p("in.bin"), "--out", p("out.bin")),
+                   1, "mpcengine ntt forward: ",
+                   "word 0 of --in = 18446744073709551615 is not below --moduli value 1 = 97",
+                   "out.bin");
+    assert_no_api_names();
+    memset(buf, 0, 8);
+    write_file("b.bin", buf, 64);
+    assert_refused(CLI("ntt", "mul", "--n", "8", "--moduli", "97", "--batch", "1", "--in",
+                       p("b.bin"), "--in2", p("in.bin"), "--out", p("out.bin")),
+                   1, "mpcengine ntt mul: ", "word 0 of --in2 = ", "out.bin");
+    assert_no_api_names();
+    remove_file("b.bin");
+    /* The key parser speaks of the --key file. */
+    write_file("key.bin", "MDPF\x01\x08\x00\x00", 8);
+    assert_refused(CLI("dpf", "eval", "--key", p("key.bin"), "--points", "1", "--out",
+                       p("out.bin")),
+                   1, "mpcengine dpf eval: --key: field 'length'", NULL, "out.bin");
+    assert_no_api_names();
+    remove_file("key.bin");
+    /* Options the command hands the library as API fields. */
+    const char *missing[] = {"list", "--config", p("no-such.conf"), NULL};
+    assert_refused(run_argv(missing, 0), 1, "mpcengine list: ", "(named by --config)", NULL);
+    assert_no_api_names();
+    assert_refused(CLI("list", "--plugin-path", "/a::/b"), 1, "mpcengine list: ",
+                   "--plugin-path (relative entries made absolute) = /a::/b: entry 2 is empty",
+                   NULL);
+    assert_no_api_names();
+    /* The loader's advice for a directory that is not there names the
+     * option the directory came from. */
+    char gone[4300];
+    snprintf(gone, sizeof(gone), "%s/no-such-dir", dir);
+    CU_ASSERT_EQUAL(CLI("list", "--plugin-path", gone), 0);
+    CU_ASSERT(strstr(err_text, "No such file or directory: check --plugin-path\n") != NULL);
+    assert_no_api_names();
+}
+
 /* ---- pins and tune ------------------------------------------------------------ */
 
 /* A configuration file in the scratch directory: the test's own settings
@@ -1076,6 +1931,17 @@ static const struct tu_test tests[] = {
     {"pins shows the configured mode", test_pins_configured_mode},
     {"pins --clear keeps what it cannot write", test_pins_clear_keeps_unwritable},
     {"tune names a missing helper", test_tune_missing_helper},
+    {"'-': prg and ntt through pipes", test_stdio_prg_ntt},
+    {"'-': lpn and dpf through pipes", test_stdio_lpn_dpf},
+    {"'-': refusals", test_stdio_refusals},
+    {"keys and seeds from files", test_key_files},
+    {"selftest --json", test_selftest_json},
+    {"bench through a pipe", test_bench_pipe},
+    {"bench flushes each row", test_bench_rows_flushed},
+    {"bench progress on a terminal", test_bench_progress_on_terminal},
+    {"no binary output to a terminal", test_binary_not_to_terminal},
+    {"--verbose names the implementation and why", test_verbose},
+    {"messages name options, not the API", test_messages_name_options},
     {NULL, NULL},
 };
 
@@ -1085,5 +1951,6 @@ int main(void)
     int rc = tu_main("cli", tests);
     free(out_text);
     free(err_text);
+    free(out_bin);
     return rc;
 }

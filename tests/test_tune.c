@@ -99,6 +99,36 @@ static int run(const char *const *argv)
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+/* run(), with standard input fed the file `in` through a pipe (a pins file
+ * is far smaller than a pipe's buffer, so it is written whole first). */
+static int run_stdin(const char *const *argv, const char *in)
+{
+    static char text[65536];
+    int fds[2];
+    slurp(in, text, sizeof(text));
+    CU_ASSERT_FATAL(pipe2(fds, O_CLOEXEC) == 0);
+    size_t len = strlen(text);
+    CU_ASSERT_FATAL(len < 65536 && write(fds[1], text, len) == (ssize_t)len);
+    close(fds[1]);
+    char o[4400], e[4400];
+    snprintf(o, sizeof(o), "%s/stdout.txt", dir);
+    snprintf(e, sizeof(e), "%s/stderr.txt", dir);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, fds[0], 0);
+    posix_spawn_file_actions_addopen(&fa, 1, o, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&fa, 2, e, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    pid_t pid;
+    int status = 0;
+    CU_ASSERT_FATAL(posix_spawn(&pid, argv[0], &fa, NULL, (char *const *)argv, environ) == 0);
+    posix_spawn_file_actions_destroy(&fa);
+    close(fds[0]);
+    CU_ASSERT_FATAL(waitpid(pid, &status, 0) == pid);
+    slurp(o, out_text, sizeof(out_text));
+    slurp(e, err_text, sizeof(err_text));
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
 /* `mpcengine tune --effort EFFORT --primitive prim` over plugin_path. */
 static int tune_effort(const char *prim, const char *plugin_path, const char *effort)
 {
@@ -799,6 +829,31 @@ static void test_export_import_clear(void)
     struct mpce_pins p;
     CU_ASSERT_FATAL(read_pins(&p));
     CU_ASSERT(mpce_pins_find_row(&p, "lpn.fold.kbig.large") != NULL);
+    mpce_pins_free(&p);
+    /* "-": exported to stdout as the file holds it, imported from stdin. */
+    static char shipped[65536];
+    slurp(file, shipped, sizeof(shipped));
+    const char *exp_std[] = {MPCENGINE_BIN, "pins", "--export", "-", "--config", conf,
+                             "--plugin-path", TUNE_DIR "/large", NULL};
+    CU_ASSERT(run(exp_std) == 0);
+    CU_ASSERT(shipped[0] != '\0' && strcmp(out_text, shipped) == 0);
+    CU_ASSERT(run(clr) == 0);
+    CU_ASSERT(access(pins_path, F_OK) != 0);
+    const char *imp_std[] = {MPCENGINE_BIN, "pins", "--import", "-", "--config", conf,
+                             "--plugin-path", TUNE_DIR "/large", NULL};
+    CU_ASSERT(run_stdin(imp_std, file) == 0);
+    CU_ASSERT(strstr(out_text, "imported - (standard input) into ") != NULL);
+    CU_ASSERT_FATAL(read_pins(&p));
+    CU_ASSERT(mpce_pins_find_row(&p, "lpn.fold.kbig.large") != NULL);
+    /* What is wrong with it is said of standard input, not of a temporary
+     * file the user never named. */
+    char torn[4400];
+    snprintf(torn, sizeof(torn), "%s/torn.ini", dir);
+    tu_write_text(torn, "[pins]\nformat = 2\n", 0644);
+    CU_ASSERT(run_stdin(imp_std, torn) == 2);
+    CU_ASSERT(strstr(err_text, "mpcengine pins: --import: standard input: ") != NULL);
+    CU_ASSERT(strstr(err_text, "mpcengine-import-") == NULL);
+    unlink(torn);
     /* Shown with provenance. */
     const char *show[] = {MPCENGINE_BIN, "pins", "--config", conf, "--plugin-path",
                           TUNE_DIR "/large", NULL};
