@@ -1729,6 +1729,79 @@ static void test_verbose(void)
     rmdir(none);
 }
 
+struct forced_run {
+    const char *conf, *plugins; /* readable by the unprivileged user */
+    int out, err;               /* its stdout and stderr, opened by the parent */
+};
+
+/* `mpcengine --verbose prg ctr ... --out -` with MPCENGINE_FORCE set; runs
+ * in tu_unprivileged's child (root ignores the variable), so no CUnit. */
+static int forced_unprivileged(void *arg)
+{
+    const struct forced_run *r = arg;
+    const char *argv[] = {MPCENGINE_BIN, "--verbose", "prg", "ctr", "--key", key32,
+                          "--counter", "0", "--blocks", "4", "--out", "-", "--config", r->conf,
+                          "--plugin-path", r->plugins, NULL};
+    char *env[520], force[] = "MPCENGINE_FORCE=prg.ctr:prg-soft-bitslice";
+    size_t n = 0;
+    for (char **e = child_env(); *e != NULL && n < 518; e++)
+        env[n++] = *e;
+    env[n++] = force;
+    env[n] = NULL;
+    posix_spawn_file_actions_t fa;
+    pid_t pid;
+    int status;
+    if (posix_spawn_file_actions_init(&fa) != 0 ||
+        posix_spawn_file_actions_adddup2(&fa, r->out, 1) != 0 ||
+        posix_spawn_file_actions_adddup2(&fa, r->err, 2) != 0)
+        return 1;
+    int err = posix_spawn(&pid, MPCENGINE_BIN, &fa, NULL, (char *const *)argv, env);
+    posix_spawn_file_actions_destroy(&fa);
+    if (err != 0) {
+        printf("\n  cannot run %s: %s", MPCENGINE_BIN, strerror(err));
+        return 1;
+    }
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR)
+            return 1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+/* An MPCENGINE_FORCE entry is named as the pin that decided. */
+static void test_verbose_force(void)
+{
+    char *shared = tu_temp_dir();
+    char conf_file[4300], plugins[4300];
+    snprintf(conf_file, sizeof(conf_file), "%s/force.conf", shared);
+    snprintf(plugins, sizeof(plugins), "%s/none", shared);
+    tu_write_text(conf_file, "[engine]\nuser_config = no\n[tune]\nmode = off\n", 0644);
+    CU_ASSERT_FATAL(mkdir(plugins, 0755) == 0 && chmod(shared, 0755) == 0);
+    struct forced_run r = {conf_file, plugins,
+                           open(p("force.out"), O_RDWR | O_CREAT | O_TRUNC, 0644),
+                           open(p("force.err"), O_RDWR | O_CREAT | O_TRUNC, 0644)};
+    CU_ASSERT_FATAL(r.out >= 0 && r.err >= 0);
+    int rc = tu_unprivileged(forced_unprivileged, &r);
+    close(r.out);
+    close(r.err);
+    size_t len = 0;
+    uint8_t *out = read_file(p("force.out"), &len);
+    char *err = (char *)read_file(p("force.err"), NULL);
+    CU_ASSERT_FATAL(out != NULL && err != NULL);
+    CU_ASSERT_EQUAL(rc, 0);
+    CU_ASSERT_EQUAL(len, 64);
+    if (strstr(err, "prg.ctr, size class tiny (4 work elements): ran prg-soft-bitslice: pinned "
+                    "by MPCENGINE_FORCE entry prg.ctr:prg-soft-bitslice\n") == NULL) {
+        CU_FAIL("--verbose does not name the MPCENGINE_FORCE entry");
+        fprintf(stderr, "  got: %s", err);
+    }
+    free(out);
+    free(err);
+    remove_file("force.out");
+    remove_file("force.err");
+    rmdir(plugins);
+    tu_remove_dir(shared);
+}
+
 /* ---- messages name options, not the API ----------------------------------------- */
 
 /* The last run's stderr names no API function, field or flag. */
@@ -1941,6 +2014,7 @@ static const struct tu_test tests[] = {
     {"bench progress on a terminal", test_bench_progress_on_terminal},
     {"no binary output to a terminal", test_binary_not_to_terminal},
     {"--verbose names the implementation and why", test_verbose},
+    {"--verbose names an MPCENGINE_FORCE entry", test_verbose_force},
     {"messages name options, not the API", test_messages_name_options},
     {NULL, NULL},
 };

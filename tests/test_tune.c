@@ -294,6 +294,18 @@ static void test_large_only_pinned_where_it_wins(void)
     CU_ASSERT_STRING_EQUAL(route(e, "prg.ecb", "", "tiny", &source), "prg-soft-bitslice");
     CU_ASSERT(source && strcmp(source, "priority") == 0); /* quick does not tune tiny */
     CU_ASSERT(strstr(log.text, "probe helper") == NULL);  /* current: no tune started */
+    /* `mpcengine --verbose` names the measured row that decided a call. */
+    char ctr_out[4400];
+    snprintf(ctr_out, sizeof(ctr_out), "%s/ctr.bin", dir);
+    const char *verbose[] = {MPCENGINE_BIN, "prg", "ctr", "--key",
+                             "000102030405060708090a0b0c0d0e0f", "--counter", "0", "--blocks",
+                             "262144", "--out", ctr_out, "--verbose", "--config", conf,
+                             "--plugin-path", TUNE_DIR "/large", NULL};
+    CU_ASSERT(run(verbose) == 0);
+    CU_ASSERT(strstr(err_text, "mpcengine prg ctr: prg.ctr, size class large (262144 work "
+                               "elements): ran prg-tune-large: the tuned pins file (`mpcengine "
+                               "tune`): prg.ctr.large in ") != NULL);
+    unlink(ctr_out);
     /* And a large call through the public API is still right. */
     static uint8_t in[16 * 65536], out[16 * 65536], want[16 * 65536];
     uint8_t key[16] = {1, 2, 3};
