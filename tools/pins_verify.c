@@ -18,6 +18,7 @@
 #include "engine/selector/selector.h"
 #include "tools/bench/bench_public.h"
 #include "tools/cli.h"
+#include "tools/cli_engine.h"
 
 /* The fastest implementation of a row and the winner's figures. */
 struct verify_row {
@@ -64,8 +65,10 @@ int cli_pins_verify(mpce_engine *e, const struct mpce_pins *p, const char *path)
         mpce_bench_options o = {.struct_size = sizeof(o), .op = op, .shape = row->shape,
                                 .rounds = 7, .windows = 3, .window_s = 0.002};
         if (mpce_bench_run(e, &o, take_row, &v) != MPCE_OK || !v.fastest[0] || !v.winner_s) {
+            char detail[1024];
             printf("  %-28s not run: %s\n", row->key,
-                   mpce_last_error()[0] ? mpce_last_error() : "the winner did not run");
+                   cli_engine_detail(cli_last_error_or("the winner did not run"), detail,
+                                     sizeof(detail)));
             continue;
         }
         checked++;
