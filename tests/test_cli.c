@@ -1548,17 +1548,25 @@ static void test_bench_rows_flushed(void)
     remove_file("stderr.txt");
 }
 
+#define NO_TTY (-2)
+
 /* Run the command with file descriptor `fd` (1 or 2) on a terminal (a
  * pseudo-terminal's slave) and the other of the two in a file, read back
  * into out_text or err_text; what reached the terminal goes to tty (len
- * bytes, NUL-terminated). Returns the exit status (-1: a signal). */
+ * bytes, NUL-terminated). Returns the exit status (-1: a signal), or
+ * NO_TTY where no pseudo-terminal can be had (a build chroot without
+ * /dev/pts): the caller then skips, saying so. */
 static int run_on_tty(const char *const *args, int fd, char *tty, size_t len)
 {
     int master = posix_openpt(O_RDWR | O_NOCTTY);
-    CU_ASSERT_FATAL(master >= 0);
-    CU_ASSERT_FATAL(grantpt(master) == 0 && unlockpt(master) == 0);
-    const char *slave = ptsname(master);
-    CU_ASSERT_FATAL(slave != NULL);
+    const char *slave = NULL;
+    if (master < 0 || grantpt(master) != 0 || unlockpt(master) != 0 ||
+        (slave = ptsname(master)) == NULL) {
+        printf("skipped: no pseudo-terminal (%s) ", strerror(errno));
+        if (master >= 0)
+            close(master);
+        return NO_TTY;
+    }
     const char *other = fd == 1 ? p("stderr.txt") : p("stdout.txt");
     const char *argv[MAX_ARGS + 4];
     posix_spawn_file_actions_t fa;
@@ -1610,8 +1618,11 @@ static void test_bench_progress_on_terminal(void)
     const char *args[] = {"bench", "--op", "prg.ecb", "--shape", "n=64", "--rounds", "1",
                           "--window-ms", "1", NULL};
     char tty[16384];
+    int rc = run_on_tty(args, 2, tty, sizeof(tty));
 
-    CU_ASSERT_EQUAL(run_on_tty(args, 2, tty, sizeof(tty)), 0);
+    if (rc == NO_TTY)
+        return;
+    CU_ASSERT_EQUAL(rc, 0);
     size_t got = strlen(tty);
     CU_ASSERT(strstr(tty, "bench: [1/1] prg.ecb n=64...") != NULL);
     /* Cleared at the end: carriage return, blanks, carriage return. */
@@ -1629,8 +1640,11 @@ static void test_binary_not_to_terminal(void)
     const char *args[] = {"prg", "ctr", "--key", key32, "--counter", "0", "--blocks", "4",
                           "--out", "-", NULL};
     char tty[4096];
+    int rc = run_on_tty(args, 1, tty, sizeof(tty));
 
-    CU_ASSERT_EQUAL(run_on_tty(args, 1, tty, sizeof(tty)), 2);
+    if (rc == NO_TTY)
+        return;
+    CU_ASSERT_EQUAL(rc, 2);
     CU_ASSERT_EQUAL(tty[0], '\0');
     CU_ASSERT(strstr(err_text, "mpcengine prg ctr: --out -: standard output is a terminal") !=
               NULL);
