@@ -850,6 +850,12 @@ static void test_config(void)
     CU_ASSERT(strstr(out_text, "\"size_class\": \"tiny\"") != NULL);
     assert_refused(CLI("config", "--impl", "prg-soft-bitslice"), 2, "mpcengine config: ",
                    "--impl", NULL);
+    /* Standard input is no configuration file: said before any engine starts. */
+    const char *const conf_stdin[] = {"config", "--config", "-", NULL};
+    assert_refused(run_argv(conf_stdin, 0), 2, "mpcengine config: ",
+                   "--config -: the configuration must be a file", NULL);
+    const char *const list_stdin[] = {"list", "--config=-", NULL};
+    assert_refused(run_argv(list_stdin, 0), 2, "mpcengine list: ", "save it to a file", NULL);
 }
 
 /* The library writes nothing itself; the command prints its warnings. */

@@ -148,6 +148,13 @@ int cli_parse(const struct cli_cmd *cmd, int argc, char **argv)
         if ((o->flags & CLI_REQUIRED) && o->value == NULL)
             return cli_fail(cmd, CLI_EXIT_USAGE, "missing required option --%s (see --help)",
                             o->name);
+    /* The engine opens and checks the configuration file itself (owner,
+     * mode, the file it parsed is the file it checked), which standard
+     * input cannot satisfy. */
+    const struct cli_opt *conf = find_opt(cmd, "config", strlen("config"));
+    if (conf && conf->value && strcmp(conf->value, "-") == 0)
+        return cli_fail(cmd, CLI_EXIT_USAGE, "--config -: the configuration must be a file "
+                        "(the engine checks who owns it); save it to a file and name that");
     int rc = check_std(cmd, CLI_IN, "input");
     if (rc == 0)
         rc = check_std(cmd, CLI_OUT, "output");
