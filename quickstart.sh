@@ -10,7 +10,7 @@
 # ./_build. With CI=true warnings are errors (--enable-werror).
 set -eu
 
-PACKAGES="autoconf automake libtool pkg-config make gcc libffi-dev libssl-dev libiniparser-dev libcunit1-dev autoconf-archive"
+PACKAGES="autoconf automake libtool pkg-config make gcc g++ libffi-dev libssl-dev libiniparser-dev libcunit1-dev autoconf-archive"
 
 top=$(cd "$(dirname "$0")" && pwd)
 cd "$top"
