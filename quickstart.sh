@@ -85,6 +85,9 @@ demo() {
     tmp=$(mktemp -d)
     trap 'rm -rf "$tmp"' EXIT INT TERM
     key=000102030405060708090a0b0c0d0e0f
+    # Secrets go in files only their owner reads, not on the command line
+    # (where ps and the shell history show them).
+    (umask 077 && echo "$key" >"$tmp/key.txt")
 
     say "mpcengine list"
     "$bin" list
@@ -93,8 +96,8 @@ demo() {
     "$bin" selftest
 
     say "PRG: four AES-128 counter-mode blocks"
-    echo "\$ mpcengine prg ctr --key $key --counter 0 --blocks 4 --out ctr.bin"
-    "$bin" prg ctr --key "$key" --counter 0 --blocks 4 --out "$tmp/ctr.bin"
+    echo "\$ mpcengine prg ctr --key-file key.txt --counter 0 --blocks 4 --out ctr.bin   # key.txt: $key"
+    "$bin" prg ctr --key-file "$tmp/key.txt" --counter 0 --blocks 4 --out "$tmp/ctr.bin"
     od -An -tx1 -v "$tmp/ctr.bin"
 
     say "NTT: forward and inverse of 1 + 2X + ... + 8X^7 mod (X^8 + 1, q = 2^61 - 2^21 + 1)"
@@ -123,10 +126,10 @@ demo() {
     fi
 
     say "LPN: fold 4 zero blocks against a 16-block table (logk 4)"
-    "$bin" prg ctr --key "$key" --counter 1000 --blocks 16 --out "$tmp/table.bin"
+    "$bin" prg ctr --key-file "$tmp/key.txt" --counter 1000 --blocks 16 --out "$tmp/table.bin"
     dd if=/dev/zero of="$tmp/in.bin" bs=16 count=4 2>/dev/null
-    echo "\$ mpcengine lpn --seed $key --logk 4 --counter 0 --table table.bin --in in.bin --out lpn.bin"
-    consumed=$("$bin" lpn --seed "$key" --logk 4 --counter 0 --table "$tmp/table.bin" \
+    echo "\$ mpcengine lpn --seed-file key.txt --logk 4 --counter 0 --table table.bin --in in.bin --out lpn.bin"
+    consumed=$("$bin" lpn --seed-file "$tmp/key.txt" --logk 4 --counter 0 --table "$tmp/table.bin" \
         --in "$tmp/in.bin" --out "$tmp/lpn.bin")
     od -An -tx1 -v "$tmp/lpn.bin"
     echo "index-stream blocks consumed: $consumed (continue with --counter $consumed)"
