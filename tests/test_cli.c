@@ -1749,6 +1749,30 @@ static void test_verbose(void)
     rmdir(none);
 }
 
+/* The command with argv and env, its stdout and stderr on out and err;
+ * its exit status, 1 if it could not run or died. For tu_unprivileged's
+ * children, so no CUnit here. */
+static int spawn_to(const char *const *argv, char *const *env, int out, int err_fd)
+{
+    posix_spawn_file_actions_t fa;
+    pid_t pid;
+    int status;
+    if (posix_spawn_file_actions_init(&fa) != 0 ||
+        posix_spawn_file_actions_adddup2(&fa, out, 1) != 0 ||
+        posix_spawn_file_actions_adddup2(&fa, err_fd, 2) != 0)
+        return 1;
+    int err = posix_spawn(&pid, MPCENGINE_BIN, &fa, NULL, (char *const *)argv, env);
+    posix_spawn_file_actions_destroy(&fa);
+    if (err != 0) {
+        printf("\n  cannot run %s: %s", MPCENGINE_BIN, strerror(err));
+        return 1;
+    }
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR)
+            return 1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
 struct forced_run {
     const char *conf, *plugins; /* readable by the unprivileged user */
     int out, err;               /* its stdout and stderr, opened by the parent */
@@ -1768,23 +1792,7 @@ static int forced_unprivileged(void *arg)
         env[n++] = *e;
     env[n++] = force;
     env[n] = NULL;
-    posix_spawn_file_actions_t fa;
-    pid_t pid;
-    int status;
-    if (posix_spawn_file_actions_init(&fa) != 0 ||
-        posix_spawn_file_actions_adddup2(&fa, r->out, 1) != 0 ||
-        posix_spawn_file_actions_adddup2(&fa, r->err, 2) != 0)
-        return 1;
-    int err = posix_spawn(&pid, MPCENGINE_BIN, &fa, NULL, (char *const *)argv, env);
-    posix_spawn_file_actions_destroy(&fa);
-    if (err != 0) {
-        printf("\n  cannot run %s: %s", MPCENGINE_BIN, strerror(err));
-        return 1;
-    }
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR)
-            return 1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+    return spawn_to(argv, env, r->out, r->err);
 }
 
 /* An MPCENGINE_FORCE entry is named as the pin that decided. */
@@ -1925,23 +1933,7 @@ static int clear_unprivileged(void *arg)
 {
     const struct clear_run *r = arg;
     const char *argv[] = {MPCENGINE_BIN, "pins", "--clear", "--config", r->conf, NULL};
-    posix_spawn_file_actions_t fa;
-    pid_t pid;
-    int status;
-    if (posix_spawn_file_actions_init(&fa) != 0 ||
-        posix_spawn_file_actions_adddup2(&fa, r->out, 1) != 0 ||
-        posix_spawn_file_actions_adddup2(&fa, r->err, 2) != 0)
-        return 1;
-    int err = posix_spawn(&pid, MPCENGINE_BIN, &fa, NULL, (char *const *)argv, child_env());
-    posix_spawn_file_actions_destroy(&fa);
-    if (err != 0) {
-        printf("\n  cannot run %s: %s", MPCENGINE_BIN, strerror(err));
-        return 1;
-    }
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR)
-            return 1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+    return spawn_to(argv, child_env(), r->out, r->err);
 }
 
 /* --clear deletes "the pins files this user can write": a file in a

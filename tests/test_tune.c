@@ -78,25 +78,35 @@ static void slurp(const char *path, char *buf, size_t len)
     fclose(f);
 }
 
-/* Run argv (NULL-terminated); output into out_text/err_text; the exit
- * status, or 128 + signal. */
-static int run(const char *const *argv)
+/* Run argv (NULL-terminated) with standard input from in_fd (-1: this
+ * process's); output into out_text/err_text; the exit status, or 128 +
+ * signal. */
+static int run_from(const char *const *argv, int in_fd)
 {
     char o[4400], e[4400];
     snprintf(o, sizeof(o), "%s/stdout.txt", dir);
     snprintf(e, sizeof(e), "%s/stderr.txt", dir);
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
+    if (in_fd >= 0)
+        posix_spawn_file_actions_adddup2(&fa, in_fd, 0);
     posix_spawn_file_actions_addopen(&fa, 1, o, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     posix_spawn_file_actions_addopen(&fa, 2, e, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     pid_t pid;
     int status = 0;
     CU_ASSERT_FATAL(posix_spawn(&pid, argv[0], &fa, NULL, (char *const *)argv, environ) == 0);
     posix_spawn_file_actions_destroy(&fa);
+    if (in_fd >= 0)
+        close(in_fd);
     CU_ASSERT_FATAL(waitpid(pid, &status, 0) == pid);
     slurp(o, out_text, sizeof(out_text));
     slurp(e, err_text, sizeof(err_text));
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static int run(const char *const *argv)
+{
+    return run_from(argv, -1);
 }
 
 /* run(), with standard input fed the file `in` through a pipe (a pins file
@@ -110,23 +120,7 @@ static int run_stdin(const char *const *argv, const char *in)
     size_t len = strlen(text);
     CU_ASSERT_FATAL(len < 65536 && write(fds[1], text, len) == (ssize_t)len);
     close(fds[1]);
-    char o[4400], e[4400];
-    snprintf(o, sizeof(o), "%s/stdout.txt", dir);
-    snprintf(e, sizeof(e), "%s/stderr.txt", dir);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, fds[0], 0);
-    posix_spawn_file_actions_addopen(&fa, 1, o, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&fa, 2, e, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    pid_t pid;
-    int status = 0;
-    CU_ASSERT_FATAL(posix_spawn(&pid, argv[0], &fa, NULL, (char *const *)argv, environ) == 0);
-    posix_spawn_file_actions_destroy(&fa);
-    close(fds[0]);
-    CU_ASSERT_FATAL(waitpid(pid, &status, 0) == pid);
-    slurp(o, out_text, sizeof(out_text));
-    slurp(e, err_text, sizeof(err_text));
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return run_from(argv, fds[0]);
 }
 
 /* `mpcengine tune --effort EFFORT --primitive prim` over plugin_path. */
