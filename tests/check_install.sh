@@ -40,8 +40,10 @@ conf="$dest$mpceconfdir/engine.conf"
 if [ -f "$conf" ]; then
     set_keys=$(grep -n '^[A-Za-z_.]* *=' "$conf")
     [ -z "$set_keys" ] || bad "the installed engine.conf sets keys: $set_keys"
-    grep -q "^#plugin_path = $plugindir\$" "$conf" ||
-        bad "the installed engine.conf does not document plugin_path = $plugindir"
+    # One file serves every architecture (Debian: Architecture: all), so no
+    # documented default may be an architecture's library directory.
+    arch_keys=$(grep -n "^#[a-z_.]* *= *$libdir" "$conf")
+    [ -z "$arch_keys" ] || bad "the installed engine.conf documents architecture paths: $arch_keys"
 else
     bad "engine.conf not installed in $mpceconfdir"
 fi

@@ -473,11 +473,21 @@ static void test_writer_limits(void)
     CU_ASSERT_EQUAL(mpce_pins_read(subpath, &out, why, sizeof(why)), MPCE_PINS_READ_OK);
     CU_ASSERT_STRING_EQUAL(out.effort, "patient");
     mpce_pins_free(&out);
-    /* Only the last component is created. */
-    char deep[PATH_LEN];
-    join(deep, dir, "a/b/pins.ini");
-    CU_ASSERT_EQUAL(mpce_pins_write(deep, &p, why, sizeof(why)), -1);
-    CU_ASSERT_PTR_NOT_NULL(strstr(why, "No such file"));
+    /* Missing parents are made (the state directory is nested); a parent
+     * that is a file is refused, naming the directory. */
+    char deep[PATH_LEN], deep_dir[PATH_LEN], deep_top[PATH_LEN], under_file[PATH_LEN];
+    join(deep_top, dir, "a");
+    join(deep_dir, deep_top, "b");
+    join(deep, deep_dir, MPCE_PINS_FILE);
+    CU_ASSERT_EQUAL(mpce_pins_write(deep, &p, why, sizeof(why)), 0);
+    CU_ASSERT_EQUAL(mpce_pins_read(deep, &out, why, sizeof(why)), MPCE_PINS_READ_OK);
+    mpce_pins_free(&out);
+    join(under_file, deep, "c/pins.ini");
+    CU_ASSERT_EQUAL(mpce_pins_write(under_file, &p, why, sizeof(why)), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(why, "cannot create directory"));
+    unlink(deep);
+    rmdir(deep_dir);
+    rmdir(deep_top);
 
     unlink(subpath);
     rmdir(sub);
@@ -1395,11 +1405,14 @@ static void test_lock_timeout(void)
     mpce_pins_unlock(fd);
     mpce_pins_unlock(-1);
 
-    /* A directory that cannot be created. */
-    char bad[PATH_LEN];
-    join(bad, dir, "missing/deeper");
+    /* A directory that cannot be created: its parent is a file. */
+    char bad[PATH_LEN], plain[PATH_LEN];
+    join(plain, dir, "plain");
+    tu_write_text(plain, "not a directory\n", 0644);
+    join(bad, plain, "deeper");
     CU_ASSERT_EQUAL(mpce_pins_lock(bad, 0, why, sizeof(why)), -1);
-    CU_ASSERT_PTR_NOT_NULL(strstr(why, "missing/deeper"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(why, "plain/deeper"));
+    unlink(plain);
     tu_remove_dir(dir);
 }
 

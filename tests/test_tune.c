@@ -1278,7 +1278,8 @@ static int check_two_files(void *arg)
     const struct two_dirs *d = arg;
     char xdg[4300];
     snprintf(xdg, sizeof(xdg), "%s", d->cache);
-    *strrchr(xdg, '/') = '\0'; /* XDG_CACHE_HOME: the directory above mpcengine/ */
+    *strrchr(xdg, '/') = '\0'; /* XDG_CACHE_HOME: the directory above mpcengine/STATE */
+    *strrchr(xdg, '/') = '\0';
     setenv("XDG_CACHE_HOME", xdg, 1);
     mpce_selector_system_dir_override = d->sys;
     mpce_options opts = {.struct_size = sizeof(opts), .config_path = d->conf,
@@ -1320,13 +1321,15 @@ static void test_system_and_user_files_merge_per_row(void)
     setup("auto");
     struct two_dirs d;
     snprintf(d.sys, sizeof(d.sys), "%s/sys", dir);
-    snprintf(d.cache, sizeof(d.cache), "%s/cache/mpcengine", dir);
+    /* The user's pins live under the per-architecture, per-soname name. */
+    snprintf(d.cache, sizeof(d.cache), "%s/cache/mpcengine/" MPCE_STATE_NAME, dir);
     snprintf(d.conf, sizeof(d.conf), "%s/user.conf", dir);
-    char cache_top[4300];
+    char cache_top[4300], cache_mid[4300];
     snprintf(cache_top, sizeof(cache_top), "%s/cache", dir);
+    snprintf(cache_mid, sizeof(cache_mid), "%s/cache/mpcengine", dir);
     CU_ASSERT_FATAL(chmod(dir, 0755) == 0);
     CU_ASSERT_FATAL(mkdir(d.sys, 0755) == 0 && mkdir(cache_top, 0755) == 0 &&
-                    mkdir(d.cache, 0755) == 0);
+                    mkdir(cache_mid, 0755) == 0 && mkdir(d.cache, 0755) == 0);
     char text[4400];
     snprintf(text, sizeof(text), "[engine]\nuser_config = no\n[tune]\nmode = auto\n"
              "helper = %s/no-such-helper\n", dir);

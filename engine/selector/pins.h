@@ -2,8 +2,9 @@
 /*
  * The pins file: the selector's machine-written state (DESIGN.md "Selector
  * and pins"), kept apart from engine.conf. One INI file per scope (the
- * system's under $(localstatedir)/lib/mpcengine, a user's under
- * $XDG_CACHE_HOME/mpcengine), written whole and atomically under an
+ * system's under $(localstatedir)/lib/mpcengine/STATE, a user's under
+ * $XDG_CACHE_HOME/mpcengine/STATE, STATE naming the CPU family and the
+ * soname, e.g. x86_64-linux-gnu-so0), written whole and atomically under an
  * exclusive lock, and sealed with a SHA-256 of its own text so that a torn,
  * corrupt or hand-edited file is recognised and replaced, never trusted.
  *
@@ -21,6 +22,10 @@
 /* The file's name in its directory, and its lock's. */
 #define MPCE_PINS_FILE "pins.ini"
 #define MPCE_PINS_LOCK "pins.lock"
+/* The per-architecture, per-soname subdirectory (configure.ac). */
+#ifndef MPCE_STATE_NAME
+#define MPCE_STATE_NAME "unknown-so0"
+#endif
 
 /* A module file as it was when it was tuned. */
 struct mpce_pins_module {

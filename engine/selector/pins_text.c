@@ -320,6 +320,20 @@ int mpce_pins_make_dir(const char *dir, const char *path, char *why, size_t why_
 {
     if (mkdir(dir, 0755) == 0 || errno == EEXIST)
         return 0;
+    /* The state directory is nested (mpcengine/STATE): make the parents,
+     * then the directory itself, once. */
+    if (errno == ENOENT) {
+        char parent[4096];
+        snprintf(parent, sizeof(parent), "%s", dir);
+        char *slash = strrchr(parent, '/');
+        if (slash && slash != parent) {
+            *slash = '\0';
+            if (mpce_pins_make_dir(parent, path, why, why_len) != 0)
+                return -1;
+            if (mkdir(dir, 0755) == 0 || errno == EEXIST)
+                return 0;
+        }
+    }
     mpce_pins_why(why, why_len, "%s: cannot create directory %s: %s", path, dir,
                   strerror(errno));
     return -1;

@@ -127,7 +127,8 @@ locale_t mpce_pins_c_locale(void);
 void mpce_pins_why(char *why, size_t why_len, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* Create dir (mode 0755) unless it exists. 0, or -1 with errno set and why
+/* Create dir and its missing parents (mode 0755) unless it exists. 0, or
+ * -1 with errno set and why
  * holding "PATH: cannot create directory DIR: strerror", where path is the
  * file the directory is made for. */
 int mpce_pins_make_dir(const char *dir, const char *path, char *why, size_t why_len);

@@ -47,9 +47,9 @@ size_t mpce_selector_dirs(const struct mpce_config *cfg, char dirs[2][4096])
         home = pw ? pw->pw_dir : NULL;
     }
     if (xdg && xdg[0] == '/')
-        snprintf(dirs[1], 4096, "%s/mpcengine", xdg);
+        snprintf(dirs[1], 4096, "%s/mpcengine/" MPCE_STATE_NAME, xdg);
     else if (home && home[0] == '/')
-        snprintf(dirs[1], 4096, "%s/.cache/mpcengine", home);
+        snprintf(dirs[1], 4096, "%s/.cache/mpcengine/" MPCE_STATE_NAME, home);
     else
         return 1;
     return 2;
