@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -1996,6 +1997,212 @@ static void test_tune_missing_helper(void)
     remove_file("helper.conf");
 }
 
+/* ---- outputs that are not plain files ------------------------------------------ */
+
+/* The 64 bytes `prg ctr --key key32 --counter 0 --blocks 4` writes, from a
+ * plain file: what the other destinations must receive. */
+static uint8_t *ctr_reference(size_t *len)
+{
+    remove_file("ref.bin");
+    CU_ASSERT_FATAL(CLI("prg", "ctr", "--key", key32, "--counter", "0", "--blocks", "4", "--out",
+                        p("ref.bin")) == 0);
+    uint8_t *ref = read_file(p("ref.bin"), len);
+    CU_ASSERT_FATAL(ref != NULL && *len == 64);
+    remove_file("ref.bin");
+    return ref;
+}
+
+/* Whether path is the character device major:minor. */
+static int is_chr(const char *path, unsigned major_no, unsigned minor_no)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISCHR(st.st_mode) && major(st.st_rdev) == major_no &&
+           minor(st.st_rdev) == minor_no;
+}
+
+struct null_run {
+    const char *conf; /* readable by the unprivileged user */
+    int err;          /* its stderr, opened by the parent */
+};
+
+/* `prg ctr ... --out /dev/null` as an unprivileged user, who cannot create
+ * files in /dev: a rename could never have worked there. */
+static int null_unprivileged(void *arg)
+{
+    const struct null_run *r = arg;
+    const char *argv[] = {MPCENGINE_BIN, "prg", "ctr", "--key", key32, "--counter", "0",
+                          "--blocks", "4", "--out", "/dev/null", "--config", r->conf, NULL};
+    return spawn_to(argv, child_env(), r->err, r->err);
+}
+
+/* A device is written in place, never replaced by a plain file. The real
+ * /dev/null is only handed to a command already seen to leave a device
+ * node alone (a scratch copy of it, where root can make one), and is put
+ * back should it be broken all the same. */
+static void test_out_device(void)
+{
+    int scratch_ok = 0;
+
+    no_outputs();
+    if (mknod(p("null"), S_IFCHR | 0666, makedev(1, 3)) == 0) {
+        int fd = open(p("null"), O_WRONLY);
+        if (fd >= 0) {
+            close(fd);
+            CU_ASSERT_EQUAL(CLI("prg", "ctr", "--key", key32, "--counter", "0", "--blocks", "4",
+                                "--out", p("null")),
+                            0);
+            scratch_ok = is_chr(p("null"), 1, 3);
+            if (!scratch_ok)
+                CU_FAIL("--out on a device node replaced the node with a file");
+            CU_ASSERT_EQUAL(leftovers(), 0);
+        } else {
+            printf("\n  note: device nodes cannot be opened in %s (nodev?): /dev/null only", dir);
+        }
+        remove_file("null");
+    }
+    if (!is_chr("/dev/null", 1, 3)) {
+        CU_FAIL("/dev/null is not the null device before the test: not touching it");
+        return;
+    }
+    if (geteuid() != 0 || scratch_ok) {
+        CU_ASSERT_EQUAL(CLI("prg", "ctr", "--key", key32, "--counter", "0", "--blocks", "4",
+                            "--out", "/dev/null"),
+                        0);
+        CU_ASSERT_EQUAL(err_text[0], '\0');
+        if (!is_chr("/dev/null", 1, 3)) {
+            CU_FAIL("--out /dev/null replaced /dev/null");
+            /* Put the device back: the rest of the system needs it. */
+            if (unlink("/dev/null") != 0 || mknod("/dev/null", S_IFCHR | 0666, makedev(1, 3)) != 0 ||
+                chmod("/dev/null", 0666) != 0)
+                fprintf(stderr, "\n  /dev/null IS BROKEN and could not be restored: %s\n"
+                        "  as root: rm -f /dev/null; mknod -m 666 /dev/null c 1 3\n",
+                        strerror(errno));
+        }
+    } else {
+        printf("\n  note: root and no scratch device node to try first: --out /dev/null "
+               "checked as an unprivileged user only");
+    }
+
+    /* As a user who may not create files in /dev. */
+    char *shared = tu_temp_dir();
+    char conf_file[4300];
+    snprintf(conf_file, sizeof(conf_file), "%s/null.conf", shared);
+    tu_write_text(conf_file, "[engine]\nuser_config = no\n[tune]\nmode = off\n", 0644);
+    CU_ASSERT_FATAL(chmod(shared, 0755) == 0);
+    struct null_run r = {conf_file, open(p("null.err"), O_RDWR | O_CREAT | O_TRUNC, 0644)};
+    CU_ASSERT_FATAL(r.err >= 0);
+    int rc = tu_unprivileged(null_unprivileged, &r);
+    close(r.err);
+    char *err = (char *)read_file(p("null.err"), NULL);
+    CU_ASSERT_FATAL(err != NULL);
+    CU_ASSERT_EQUAL(rc, 0);
+    if (rc != 0 || err[0] != '\0')
+        fprintf(stderr, "  [unprivileged --out /dev/null: exit %d] %s", rc, err);
+    CU_ASSERT_EQUAL(err[0], '\0');
+    CU_ASSERT(is_chr("/dev/null", 1, 3));
+    free(err);
+    remove_file("null.err");
+    tu_remove_dir(shared);
+}
+
+/* A FIFO gets the bytes through itself, and stays a FIFO. */
+static void test_out_fifo(void)
+{
+    size_t ref_len = 0;
+    uint8_t *ref = ctr_reference(&ref_len);
+    struct stat st;
+    uint8_t got[256];
+    size_t got_len = 0;
+
+    CU_ASSERT_FATAL(mkfifo(p("fifo"), 0600) == 0);
+    /* The reader is there first (a FIFO's writer waits for one); 64 bytes
+     * fit in its buffer, so the command finishes before they are read. */
+    int fd = open(p("fifo"), O_RDONLY | O_NONBLOCK);
+    CU_ASSERT_FATAL(fd >= 0);
+    CU_ASSERT_EQUAL(CLI("prg", "ctr", "--key", key32, "--counter", "0", "--blocks", "4", "--out",
+                        p("fifo")),
+                    0);
+    for (;;) {
+        ssize_t r = read(fd, got + got_len, sizeof(got) - got_len);
+        if (r <= 0)
+            break;
+        got_len += (size_t)r;
+    }
+    close(fd);
+    CU_ASSERT(lstat(p("fifo"), &st) == 0 && S_ISFIFO(st.st_mode));
+    CU_ASSERT(got_len == ref_len && memcmp(got, ref, ref_len) == 0);
+    CU_ASSERT_EQUAL(leftovers(), 0);
+    remove_file("fifo");
+    free(ref);
+}
+
+/* A symbolic link is kept, and the file it leads to is replaced, also
+ * when there is none yet. */
+static void test_out_symlink(void)
+{
+    size_t ref_len = 0, len = 0;
+    uint8_t *ref = ctr_reference(&ref_len);
+    struct stat st;
+    char to[64];
+
+    write_file("target.bin", "old", 3);
+    CU_ASSERT_FATAL(symlink("target.bin", p("link.bin")) == 0);
+    CU_ASSERT_EQUAL(CLI("prg", "ctr", "--key", key32, "--counter", "0", "--blocks", "4", "--out",
+                        p("link.bin")),
+                    0);
+    CU_ASSERT(lstat(p("link.bin"), &st) == 0 && S_ISLNK(st.st_mode));
+    ssize_t n = readlink(p("link.bin"), to, sizeof(to) - 1);
+    CU_ASSERT(n == 10 && memcmp(to, "target.bin", 10) == 0);
+    uint8_t *got = read_file(p("target.bin"), &len);
+    CU_ASSERT(got != NULL && len == ref_len && memcmp(got, ref, ref_len) == 0);
+    free(got);
+    CU_ASSERT_EQUAL(leftovers(), 0);
+    /* A link to nothing yet, through another link. */
+    CU_ASSERT_FATAL(symlink("made.bin", p("dangling.bin")) == 0);
+    CU_ASSERT_FATAL(symlink("dangling.bin", p("chain.bin")) == 0);
+    CU_ASSERT_EQUAL(CLI("prg", "ctr", "--key", key32, "--counter", "0", "--blocks", "4", "--out",
+                        p("chain.bin")),
+                    0);
+    CU_ASSERT(lstat(p("chain.bin"), &st) == 0 && S_ISLNK(st.st_mode));
+    CU_ASSERT(lstat(p("dangling.bin"), &st) == 0 && S_ISLNK(st.st_mode));
+    got = read_file(p("made.bin"), &len);
+    CU_ASSERT(got != NULL && len == ref_len && memcmp(got, ref, ref_len) == 0);
+    free(got);
+    CU_ASSERT_EQUAL(leftovers(), 0);
+    /* A directory is named as such, before anything is written. */
+    char sub[4300];
+    snprintf(sub, sizeof(sub), "%s/sub", dir);
+    CU_ASSERT_FATAL(mkdir(sub, 0700) == 0);
+    assert_refused(CLI("prg", "ctr", "--key", key32, "--counter", "0", "--blocks", "4", "--out",
+                       sub),
+                   2, "mpcengine prg ctr: ", "is a directory: name a file", NULL);
+    rmdir(sub);
+    remove_file("chain.bin");
+    remove_file("dangling.bin");
+    remove_file("made.bin");
+    remove_file("link.bin");
+    remove_file("target.bin");
+    free(ref);
+}
+
+/* Standard output failing leaves the files the user had as they were: it
+ * is written before any file is renamed into place. */
+static void test_stdout_failure_keeps_files(void)
+{
+    size_t len = 0;
+
+    no_outputs();
+    write_file("k0.bin", "the user's own key", 18);
+    const char *gone[] = {"dpf", "gen", "--bits", "8", "--alpha", "1", "--beta", "1",
+                          "--group", "u64", "--out0", p("k0.bin"), "--out1", "-", NULL};
+    assert_refused(run_pipes(gone, 1, NULL, 0, 1), 1, "mpcengine dpf gen: ",
+                   "--out1 -: cannot write to standard output: ", NULL);
+    uint8_t *kept = read_file(p("k0.bin"), &len);
+    CU_ASSERT(kept != NULL && len == 18 && memcmp(kept, "the user's own key", 18) == 0);
+    free(kept);
+    remove_file("k0.bin");
+}
+
 static const struct tu_test tests[] = {
     {"list", test_list},
     {"--plugin-path for every command", test_plugin_path},
@@ -2028,6 +2235,10 @@ static const struct tu_test tests[] = {
     {"--verbose names the implementation and why", test_verbose},
     {"--verbose names an MPCENGINE_FORCE entry", test_verbose_force},
     {"messages name options, not the API", test_messages_name_options},
+    {"--out on a device: written in place", test_out_device},
+    {"--out on a FIFO: written through it", test_out_fifo},
+    {"--out on a symbolic link: the link kept", test_out_symlink},
+    {"stdout failing keeps the files there", test_stdout_failure_keeps_files},
     {NULL, NULL},
 };
 

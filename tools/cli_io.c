@@ -132,12 +132,134 @@ int cli_read(const struct cli_cmd *cmd, const char *name, size_t unit, size_t ex
     return 0;
 }
 
-/* A temporary file next to the destination, so that rename() is atomic. */
+/* Symbolic links followed to find the file an output replaces (the
+ * kernel's own limit). */
+#define MAX_LINKS 40
+
+/*
+ * Where an output goes. A regular file, or a name not there yet, gets a
+ * temporary file beside it that is renamed over it, so that it appears whole
+ * or not at all; for a symbolic link that is beside the file it leads to, so
+ * that the file is replaced and the link kept. Standard output, a device or
+ * a FIFO cannot be replaced (a rename would put a plain file where /dev/null
+ * was, or leave the reader of a FIFO waiting on a name that is gone): they
+ * are written in place, and only once every file is ready, since what is
+ * sent there cannot be taken back.
+ */
+enum dest_kind { DEST_FILE, DEST_STREAM, DEST_STDOUT };
+
 struct pending {
-    const char *name; /* the option */
-    const char *path;
-    char *tmp;
+    const struct cli_output *out;
+    const char *path;   /* as the user named it */
+    enum dest_kind kind;
+    char *target;       /* DEST_FILE: the file replaced, links followed;
+                           DEST_STREAM: what is opened */
+    char *tmp;          /* DEST_FILE: the temporary file beside target */
+    int moved;          /* DEST_FILE: tmp has been renamed to target */
 };
+
+/* How messages name p's destination: 'path', or 'target' (where 'path'
+ * leads) once links were followed. */
+static const char *dest_name(const struct pending *p, char *buf, size_t len)
+{
+    if (p->target == NULL || strcmp(p->target, p->path) == 0)
+        snprintf(buf, len, "'%s'", p->path);
+    else
+        snprintf(buf, len, "'%s' (where '%s' leads)", p->target, p->path);
+    return buf;
+}
+
+/* What symbolic link `link` points to, a relative target taken from the
+ * link's own directory; malloc'd, or NULL with errno. */
+static char *link_target(const char *link)
+{
+    size_t cap = 256;
+    char *buf;
+    ssize_t n;
+
+    for (;;) {
+        buf = malloc(cap);
+        if (buf == NULL)
+            return NULL;
+        n = readlink(link, buf, cap);
+        if (n < 0) {
+            int err = errno;
+            free(buf);
+            errno = err;
+            return NULL;
+        }
+        if ((size_t)n < cap)
+            break;
+        free(buf);
+        if (cap >= (size_t)1 << 20) {
+            errno = ENAMETOOLONG;
+            return NULL;
+        }
+        cap *= 2;
+    }
+    buf[n] = '\0';
+    const char *slash = strrchr(link, '/');
+    if (buf[0] == '/' || slash == NULL)
+        return buf;
+    size_t dirlen = (size_t)(slash - link) + 1;
+    char *joined = malloc(dirlen + (size_t)n + 1);
+    if (joined != NULL) {
+        memcpy(joined, link, dirlen);
+        memcpy(joined + dirlen, buf, (size_t)n + 1);
+    }
+    free(buf);
+    return joined;
+}
+
+/* Decide where p goes (see struct pending): p->kind and p->target. */
+static int locate(const struct cli_cmd *cmd, struct pending *p)
+{
+    const char *name = p->out->name;
+    char shown_buf[8400];
+    struct stat st;
+    int err;
+
+    p->target = strdup(p->path);
+    if (p->target == NULL)
+        return cli_fail(cmd, CLI_EXIT_ENGINE, "--%s: out of memory", name);
+    for (int links = 0;; links++) {
+        const char *shown = dest_name(p, shown_buf, sizeof(shown_buf));
+        if (stat(p->target, &st) == 0) {
+            if (S_ISDIR(st.st_mode))
+                return cli_fail(cmd, CLI_EXIT_USAGE, "--%s %s: is a directory: name a file",
+                                name, shown);
+            if (S_ISSOCK(st.st_mode))
+                return cli_fail(cmd, CLI_EXIT_USAGE, "--%s %s: is a socket, which cannot be "
+                                "opened as a file: name a file, a device or a FIFO", name,
+                                shown);
+            if (!S_ISREG(st.st_mode)) {
+                p->kind = DEST_STREAM;
+                return 0;
+            }
+        } else if (errno != ENOENT) {
+            return cli_fail(cmd, CLI_EXIT_ENGINE, "--%s: cannot look up %s: %s", name, shown,
+                            strerror(errno));
+        }
+        /* A regular file, or nothing yet: a rename replaces it. Over a
+         * symbolic link the rename would replace the link itself, so go
+         * where it leads (there may be nothing there yet either). */
+        if (lstat(p->target, &st) != 0 || !S_ISLNK(st.st_mode)) {
+            p->kind = DEST_FILE;
+            return 0;
+        }
+        if (links == MAX_LINKS)
+            return cli_fail(cmd, CLI_EXIT_USAGE, "--%s %s: more than %d symbolic links in a "
+                            "row: name the file itself", name, shown, MAX_LINKS);
+        char *next = link_target(p->target);
+        if (next == NULL) {
+            err = errno;
+            return cli_fail(cmd, CLI_EXIT_ENGINE, "--%s: cannot read the symbolic link %s: %s",
+                            name, shown, strerror(err));
+        }
+        free(p->target);
+        p->target = next;
+    }
+}
 
 static char *temp_template(const char *path)
 {
@@ -167,17 +289,36 @@ static int write_all(int fd, const uint8_t *p, size_t len)
     return 0;
 }
 
-/* Write one output to its temporary file; on failure nothing is left. */
-static int write_temp(const struct cli_cmd *cmd, const struct cli_output *o,
-                      struct pending *p)
+/* write_all where the reader may stop early (`| head`, a FIFO's reader
+ * gone): the write fails with EPIPE instead of SIGPIPE killing the command
+ * half way, so that it can take its files back and say what happened. */
+static int write_all_nosigpipe(int fd, const uint8_t *p, size_t len)
 {
+    struct sigaction ignore, old;
+    int rc, err;
+
+    memset(&ignore, 0, sizeof(ignore));
+    ignore.sa_handler = SIG_IGN;
+    sigemptyset(&ignore.sa_mask);
+    sigaction(SIGPIPE, &ignore, &old);
+    rc = write_all(fd, p, len);
+    err = errno;
+    sigaction(SIGPIPE, &old, NULL);
+    errno = err;
+    return rc;
+}
+
+/* Write one output to its temporary file; on failure nothing is left. */
+static int write_temp(const struct cli_cmd *cmd, struct pending *p)
+{
+    const struct cli_output *o = p->out;
+    char shown[8400];
     mode_t mask = umask(0);
     int fd, err;
 
     umask(mask);
-    p->name = o->name;
-    p->path = cli_value(cmd, o->name);
-    p->tmp = temp_template(p->path);
+    dest_name(p, shown, sizeof(shown));
+    p->tmp = temp_template(p->target);
     if (p->tmp == NULL)
         return cli_fail(cmd, CLI_EXIT_ENGINE, "--%s: out of memory", o->name);
     fd = mkstemp(p->tmp);
@@ -185,8 +326,8 @@ static int write_temp(const struct cli_cmd *cmd, const struct cli_output *o,
         err = errno;
         free(p->tmp);
         p->tmp = NULL;
-        return cli_fail(cmd, CLI_EXIT_ENGINE, "--%s: cannot create a file next to '%s': %s",
-                        o->name, p->path, strerror(err));
+        return cli_fail(cmd, CLI_EXIT_ENGINE, "--%s: cannot create a file next to %s: %s",
+                        o->name, shown, strerror(err));
     }
     /* mkstemp makes the file 0600; give it the mode a plain create would. */
     if (fchmod(fd, 0666 & ~mask) != 0 || write_all(fd, o->data, o->len) != 0 ||
@@ -204,8 +345,32 @@ fail:
     unlink(p->tmp);
     free(p->tmp);
     p->tmp = NULL;
-    return cli_fail(cmd, CLI_EXIT_ENGINE, "--%s: cannot write '%s': %s", o->name, p->path,
+    return cli_fail(cmd, CLI_EXIT_ENGINE, "--%s: cannot write %s: %s", o->name, shown,
                     strerror(err));
+}
+
+/* A device or FIFO, written in place: opened without O_CREAT or O_TRUNC,
+ * which mean nothing to it (a FIFO's open waits for its reader). */
+static int write_stream(const struct cli_cmd *cmd, const struct pending *p)
+{
+    char shown[8400];
+    int fd = open(p->target, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+    int err;
+
+    dest_name(p, shown, sizeof(shown));
+    if (fd < 0)
+        return cli_fail(cmd, CLI_EXIT_ENGINE, "--%s: cannot open %s for writing: %s",
+                        p->out->name, shown, strerror(errno));
+    if (write_all_nosigpipe(fd, p->out->data, p->out->len) != 0) {
+        err = errno;
+        close(fd);
+        return cli_fail(cmd, CLI_EXIT_ENGINE, "--%s: cannot write to %s: %s", p->out->name,
+                        shown, strerror(err));
+    }
+    if (close(fd) != 0)
+        return cli_fail(cmd, CLI_EXIT_ENGINE, "--%s: cannot write to %s: %s", p->out->name,
+                        shown, strerror(errno));
+    return 0;
 }
 
 /* Make the renames durable too; a failure here loses nothing already
@@ -228,70 +393,86 @@ static void sync_dir(const char *path)
 
 int cli_write_stdout(const struct cli_cmd *cmd, const char *what, const void *data, size_t len)
 {
-    struct sigaction ignore, old;
-    int rc, err;
-
     /* Text the command already printed goes first. */
     if (fflush(stdout) != 0)
         return cli_fail(cmd, CLI_EXIT_ENGINE, "%s: cannot write to standard output: %s", what,
                         strerror(errno));
-    /* A reader that stops early (`| head`) must not kill the command half
-     * way: the write fails instead, the caller removes what it wrote beside
-     * it, and the message says what happened. */
-    memset(&ignore, 0, sizeof(ignore));
-    ignore.sa_handler = SIG_IGN;
-    sigemptyset(&ignore.sa_mask);
-    sigaction(SIGPIPE, &ignore, &old);
-    rc = write_all(STDOUT_FILENO, data, len);
-    err = errno;
-    sigaction(SIGPIPE, &old, NULL);
-    if (rc != 0)
+    if (write_all_nosigpipe(STDOUT_FILENO, data, len) != 0)
         return cli_fail(cmd, CLI_EXIT_ENGINE, "%s: cannot write to standard output: %s", what,
-                        strerror(err));
+                        strerror(errno));
     return 0;
+}
+
+/* A rename failed after others succeeded: the outputs go together, so those
+ * are removed again, and the message says which. */
+static int rename_fail(const struct cli_cmd *cmd, const struct pending *p, size_t n, size_t at,
+                       int err)
+{
+    char shown[8400], undone[8400] = "";
+    size_t used = 0;
+
+    for (size_t i = 0; i < n; i++)
+        if (p[i].moved && used < sizeof(undone))
+            used += (size_t)snprintf(undone + used, sizeof(undone) - used,
+                                     "; --%s '%s' was already in place and is removed again, "
+                                     "as the outputs go together", p[i].out->name, p[i].target);
+    return cli_fail(cmd, CLI_EXIT_ENGINE, "--%s: cannot rename the finished file over %s: %s%s",
+                    p[at].out->name, dest_name(&p[at], shown, sizeof(shown)), strerror(err),
+                    undone);
 }
 
 int cli_write(const struct cli_cmd *cmd, const struct cli_output *outs, size_t n)
 {
-    struct pending p[4] = {{0}};
-    const struct cli_output *to_stdout = NULL;
-    size_t files = 0, renamed = 0;
+    struct pending p[4];
     int rc = 0;
 
     if (n > sizeof(p) / sizeof(p[0]))
         return cli_fail(cmd, CLI_EXIT_ENGINE, "internal error: too many outputs");
-    for (size_t i = 0; i < n; i++) {
-        /* cli_parse let at most one output be "-"; it goes out last (below). */
-        if (cli_is_std(cli_value(cmd, outs[i].name))) {
-            to_stdout = &outs[i];
+    memset(p, 0, sizeof(p));
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        p[i].out = &outs[i];
+        p[i].path = cli_value(cmd, outs[i].name);
+        /* cli_parse let at most one output be "-". */
+        if (cli_is_std(p[i].path))
+            p[i].kind = DEST_STDOUT;
+        else
+            rc = locate(cmd, &p[i]);
+    }
+    /* Files first, complete and synced beside their destinations, where a
+     * full disk or a closed directory shows before anything is given out. */
+    for (size_t i = 0; i < n && rc == 0; i++)
+        if (p[i].kind == DEST_FILE)
+            rc = write_temp(cmd, &p[i]);
+    /* Then what cannot be taken back, while a failure still leaves every
+     * destination file as it was (the temporary files go). */
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        if (p[i].kind == DEST_STDOUT) {
+            char what[64];
+            snprintf(what, sizeof(what), "--%s -", outs[i].name);
+            rc = cli_write_stdout(cmd, what, outs[i].data, outs[i].len);
+        } else if (p[i].kind == DEST_STREAM) {
+            rc = write_stream(cmd, &p[i]);
+        }
+    }
+    /* Last the renames, which do not fail on their own in practice: the
+     * temporary file is in the destination's directory. */
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        if (p[i].kind != DEST_FILE)
             continue;
-        }
-        rc = write_temp(cmd, &outs[i], &p[files]);
-        if (rc != 0)
-            goto out;
-        files++;
+        if (rename(p[i].tmp, p[i].target) != 0)
+            rc = rename_fail(cmd, p, n, i, errno);
+        else
+            p[i].moved = 1;
     }
-    for (; renamed < files; renamed++) {
-        if (rename(p[renamed].tmp, p[renamed].path) != 0) {
-            rc = cli_fail(cmd, CLI_EXIT_ENGINE, "--%s: cannot rename to '%s': %s",
-                          p[renamed].name, p[renamed].path, strerror(errno));
-            goto out;
-        }
-        sync_dir(p[renamed].path);
-    }
-    /* Standard output last: files can still be taken back if it fails,
-     * bytes already sent down a pipe cannot. */
-    if (to_stdout != NULL) {
-        char what[64];
-        snprintf(what, sizeof(what), "--%s -", to_stdout->name);
-        rc = cli_write_stdout(cmd, what, to_stdout->data, to_stdout->len);
-    }
-out:
-    /* All or nothing: outputs already moved into place go too. */
-    for (size_t i = 0; i < files; i++) {
-        if (rc != 0)
-            unlink(i < renamed ? p[i].path : p[i].tmp);
+    for (size_t i = 0; i < n; i++) {
+        if (p[i].moved && rc == 0)
+            sync_dir(p[i].target);
+        else if (p[i].moved)
+            unlink(p[i].target);
+        else if (p[i].tmp != NULL)
+            unlink(p[i].tmp);
         free(p[i].tmp);
+        free(p[i].target);
     }
     return rc;
 }

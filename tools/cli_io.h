@@ -2,10 +2,13 @@
 /*
  * File input and output for the mpcengine command. Inputs are read whole and
  * their size checked before any work; outputs appear all at once or not at
- * all: each is written to a temporary file in its own directory, synced, and
- * renamed over the destination only when every output is complete. A file
- * named "-" is standard input or output (cli_parse allows one of each);
- * standard output is written only once everything else succeeded.
+ * all: each is written to a temporary file in its own directory (that of the
+ * file a symbolic link leads to, so the link stays), synced, and renamed
+ * over the destination only when every output is complete. A file named "-"
+ * is standard input or output (cli_parse allows one of each). Standard
+ * output, devices and FIFOs are not replaced but written in place, after
+ * every temporary file is complete and before any rename: if one of them
+ * fails, no destination file has changed.
  */
 #ifndef MPCE_CLI_IO_H
 #define MPCE_CLI_IO_H
@@ -40,8 +43,9 @@ struct cli_output {
     size_t len;
 };
 
-/* Write every output atomically (see above). Returns 0, or CLI_EXIT_ENGINE
- * with the message printed; then no destination has been created. */
+/* Write every output atomically (see above). Returns 0, or the exit status
+ * with the message printed; then no destination file has been created or
+ * changed. */
 int cli_write(const struct cli_cmd *cmd, const struct cli_output *outs, size_t n);
 
 /* Write len bytes to standard output after what stdio holds; a closed pipe
