@@ -917,8 +917,9 @@ static void test_engine_refusals(void)
     assert_refused(CLI("ntt", "forward", "--n", "8", "--moduli", "97", "--batch", "1", "--in",
                        p("in.bin"), "--out", p("out.bin")),
                    1, "mpcengine ntt forward: ", NULL, "out.bin");
-    /* a truncated key */
+    /* a truncated key (private, or a warning line comes first) */
     write_file("key.bin", "MDPF\x01\x08\x00\x00", 8);
+    CU_ASSERT_FATAL(chmod(p("key.bin"), 0600) == 0);
     assert_refused(CLI("dpf", "eval", "--key", p("key.bin"), "--points", "1", "--out",
                        p("out.bin")),
                    1, "mpcengine dpf eval: ", NULL, "out.bin");
@@ -1869,8 +1870,10 @@ static void test_messages_name_options(void)
                    1, "mpcengine ntt mul: ", "word 0 of --in2 = ", "out.bin");
     assert_no_api_names();
     remove_file("b.bin");
-    /* The key parser speaks of the --key file. */
+    /* The key parser speaks of the --key file (kept private: a key others
+     * can read gets a warning line besides). */
     write_file("key.bin", "MDPF\x01\x08\x00\x00", 8);
+    CU_ASSERT_FATAL(chmod(p("key.bin"), 0600) == 0);
     assert_refused(CLI("dpf", "eval", "--key", p("key.bin"), "--points", "1", "--out",
                        p("out.bin")),
                    1, "mpcengine dpf eval: --key: field 'length'", NULL, "out.bin");
@@ -2203,6 +2206,62 @@ static void test_stdout_failure_keeps_files(void)
     remove_file("k0.bin");
 }
 
+/* ---- secret outputs ------------------------------------------------------------ */
+
+static unsigned mode_of(const char *name)
+{
+    struct stat st;
+    return stat(p(name), &st) == 0 ? (unsigned)(st.st_mode & 07777) : 0u;
+}
+
+/* Keys, shares and pads are their owner's alone whatever the umask, also
+ * when they replace a file others could read; other outputs keep the
+ * usual mode. A --key file others can read gets --key-file's warning. */
+static void test_secret_outputs(void)
+{
+    mode_t old_mask = umask(022);
+    uint8_t zero[64] = {0};
+
+    no_outputs();
+    write_file("k1.bin", "readable", 8);
+    CU_ASSERT_FATAL(chmod(p("k1.bin"), 0644) == 0);
+    CU_ASSERT_EQUAL(CLI("dpf", "gen", "--bits", "8", "--alpha", "1", "--beta", "1", "--group",
+                        "u64", "--out0", p("k0.bin"), "--out1", p("k1.bin")),
+                    0);
+    CU_ASSERT_EQUAL(mode_of("k0.bin"), 0600);
+    CU_ASSERT_EQUAL(mode_of("k1.bin"), 0600);
+    CU_ASSERT_EQUAL(CLI("dpf", "eval", "--key", p("k0.bin"), "--points", "1", "--out",
+                        p("out.bin")),
+                    0);
+    CU_ASSERT_EQUAL(err_text[0], '\0'); /* 0600: nothing to warn about */
+    CU_ASSERT_EQUAL(mode_of("out.bin"), 0600);
+    remove_file("out.bin");
+    CU_ASSERT_EQUAL(CLI("prg", "ctr", "--key", key32, "--counter", "0", "--blocks", "4", "--out",
+                        p("out.bin")),
+                    0);
+    CU_ASSERT_EQUAL(mode_of("out.bin"), 0600);
+    remove_file("out.bin");
+    write_file("in.bin", zero, 64);
+    CU_ASSERT_EQUAL(CLI("ntt", "forward", "--n", "8", "--moduli", "97", "--batch", "1", "--in",
+                        p("in.bin"), "--out", p("out.bin")),
+                    0);
+    CU_ASSERT_EQUAL(mode_of("out.bin"), 0644);
+
+    CU_ASSERT_FATAL(chmod(p("k0.bin"), 0644) == 0);
+    CU_ASSERT_EQUAL(CLI("dpf", "evalall", "--key", p("k0.bin"), "--out", p("out.bin")), 0);
+    CU_ASSERT(strstr(err_text, "mpcengine dpf evalall: warning: --key '") != NULL);
+    CU_ASSERT(strstr(err_text, "readable by every user (mode 0644): run chmod go-rwx") != NULL);
+    CU_ASSERT_FATAL(chmod(p("k0.bin"), 0640) == 0);
+    CU_ASSERT_EQUAL(CLI("dpf", "eval", "--key", p("k0.bin"), "--points", "1", "--out",
+                        p("out.bin")),
+                    0);
+    CU_ASSERT(strstr(err_text, "mpcengine dpf eval: warning: --key '") != NULL);
+    CU_ASSERT(strstr(err_text, "readable by its group (mode 0640)") != NULL);
+    umask(old_mask);
+    no_outputs();
+    remove_file("in.bin");
+}
+
 static const struct tu_test tests[] = {
     {"list", test_list},
     {"--plugin-path for every command", test_plugin_path},
@@ -2239,6 +2298,7 @@ static const struct tu_test tests[] = {
     {"--out on a FIFO: written through it", test_out_fifo},
     {"--out on a symbolic link: the link kept", test_out_symlink},
     {"stdout failing keeps the files there", test_stdout_failure_keeps_files},
+    {"secret outputs are 0600; --key warns", test_secret_outputs},
     {NULL, NULL},
 };
 

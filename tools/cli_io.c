@@ -329,8 +329,10 @@ static int write_temp(const struct cli_cmd *cmd, struct pending *p)
         return cli_fail(cmd, CLI_EXIT_ENGINE, "--%s: cannot create a file next to %s: %s",
                         o->name, shown, strerror(err));
     }
-    /* mkstemp makes the file 0600; give it the mode a plain create would. */
-    if (fchmod(fd, 0666 & ~mask) != 0 || write_all(fd, o->data, o->len) != 0 ||
+    /* mkstemp makes the file 0600, which a secret keeps whatever the umask
+     * (a key share others can read is no longer the party's alone); other
+     * outputs get the mode a plain create would give them. */
+    if ((!o->secret && fchmod(fd, 0666 & ~mask) != 0) || write_all(fd, o->data, o->len) != 0 ||
         fsync(fd) != 0) {
         err = errno;
         close(fd);

@@ -41,6 +41,7 @@ struct cli_output {
     const char *name; /* option naming the file, e.g. "out" */
     const void *data;
     size_t len;
+    int secret;       /* a file made for it is 0600 whatever the umask */
 };
 
 /* Write every output atomically (see above). Returns 0, or the exit status

@@ -61,6 +61,14 @@ static void warn_if_readable(const struct cli_cmd *cmd, const char *file_opt, co
             (unsigned)(st->st_mode & 07777), path);
 }
 
+void cli_warn_if_readable(const struct cli_cmd *cmd, const char *file_opt, const char *path)
+{
+    struct stat st;
+
+    if (!cli_is_std(path) && stat(path, &st) == 0)
+        warn_if_readable(cmd, file_opt, path, &st);
+}
+
 static int read_secret(const struct cli_cmd *cmd, const char *file_opt, const char *path,
                        const char *origin, uint8_t **text, size_t *len)
 {

@@ -24,4 +24,10 @@ int cli_secret(const struct cli_cmd *cmd, const char *name, const char *file_opt
 /* Overwrite and free the texts cli_secret read (main calls it at exit). */
 void cli_secret_wipe(void);
 
+/* The warning cli_secret gives for a key file that group or others may
+ * read, for a file option that holds a secret in another form (dpf eval
+ * --key: a DPF key share). Nothing for "-", a file that is not there (the
+ * reader says so) or anything but a regular file. */
+void cli_warn_if_readable(const struct cli_cmd *cmd, const char *file_opt, const char *path);
+
 #endif

@@ -122,7 +122,8 @@ static int write_keys(const struct cli_cmd *cmd, unsigned bits, const mpce_dpf_k
     if (st != MPCE_OK) {
         rc = cli_engine_fail(cmd, st);
     } else {
-        const struct cli_output outs[2] = {{"out0", buf, size}, {"out1", buf + size, size}};
+        /* Each key is its party's secret: 0600, whatever the umask. */
+        const struct cli_output outs[2] = {{"out0", buf, size, 1}, {"out1", buf + size, size, 1}};
         rc = cli_write(cmd, outs, 2);
     }
     free(buf);
@@ -203,8 +204,10 @@ static int load_key(const struct cli_cmd *cmd, mpce_dpf_key **key)
 {
     uint8_t *buf = NULL;
     size_t len = 0;
-    int rc = cli_read(cmd, "key", 1, 0, NULL, &buf, &len);
 
+    /* A key share is as secret as a --key-file: the same warning. */
+    cli_warn_if_readable(cmd, "key", cli_value(cmd, "key"));
+    int rc = cli_read(cmd, "key", 1, 0, NULL, &buf, &len);
     if (rc == 0) {
         mpce_status st = mpce_dpf_key_parse(buf, len, key);
         if (st != MPCE_OK)
@@ -244,7 +247,8 @@ static int dpf_evaluate(const struct cli_cmd *cmd, const mpce_dpf_key *key,
         if (st != MPCE_OK) {
             rc = cli_engine_fail(cmd, st);
         } else {
-            const struct cli_output o = {"out", out, out_len};
+            /* Secret: one party's share of the function's values. */
+            const struct cli_output o = {"out", out, out_len, 1};
             rc = cli_write(cmd, &o, 1);
         }
     }

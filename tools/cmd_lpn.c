@@ -92,7 +92,8 @@ int cmd_lpn(int argc, char **argv)
         if (st != MPCE_OK) {
             rc = cli_engine_fail(&cmd, st);
         } else {
-            const struct cli_output out = {"out", buf, len};
+            /* Secret: folded under the seed's index stream. */
+            const struct cli_output out = {"out", buf, len, 1};
             rc = cli_write(&cmd, &out, 1);
         }
     }

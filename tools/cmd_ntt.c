@@ -139,7 +139,7 @@ static int ntt_command(int argc, char **argv, enum ntt_op op, const char *prog,
             rc = cli_engine_fail(&cmd, st);
         } else {
             cli_le64_encode(a, words);
-            const struct cli_output out = {"out", a, s.bytes};
+            const struct cli_output out = {"out", a, s.bytes, 0};
             rc = cli_write(&cmd, &out, 1);
         }
     }
