@@ -12,6 +12,7 @@
 
 #include "tools/cli.h"
 #include "tools/cli_io.h"
+#include "tools/cli_secret.h"
 
 /* How a message names an input or output: "standard input" or 'path'. */
 static const char *shown(const char *path, const char *std_name, char *buf, size_t len)
@@ -45,26 +46,36 @@ int cli_read_fd(int fd, size_t cap, size_t max, uint8_t **buf, size_t *len)
     size_t got = 0;
     uint8_t *data = NULL;
 
+    /* What is read may be a secret (a key file, a DPF key share): every
+     * buffer given up is wiped first, so no copy outlives the command in
+     * freed memory. Hence malloc and copy rather than realloc, which may
+     * free the old block as it was. */
     if (cap == 0)
         cap = 1 << 16;
     for (;;) {
         if (data == NULL || got == cap) {
-            if (data != NULL) {
-                if (cap > SIZE_MAX / 2) {
-                    free(data);
-                    errno = ENOMEM;
-                    return -1;
-                }
-                cap *= 2;
-            }
-            /* +1: room for the terminating NUL that text readers rely on */
-            uint8_t *bigger = realloc(data, cap + 1);
-            if (bigger == NULL) {
+            if (data != NULL && cap > SIZE_MAX / 2 - 1) {
+                cli_wipe(data, got);
                 free(data);
                 errno = ENOMEM;
                 return -1;
             }
+            size_t bigger_cap = data != NULL ? cap * 2 : cap;
+            /* +1: room for the terminating NUL that text readers rely on */
+            uint8_t *bigger = malloc(bigger_cap + 1);
+            if (bigger == NULL) {
+                cli_wipe(data, got);
+                free(data);
+                errno = ENOMEM;
+                return -1;
+            }
+            if (data != NULL) {
+                memcpy(bigger, data, got);
+                cli_wipe(data, got);
+                free(data);
+            }
             data = bigger;
+            cap = bigger_cap;
         }
         ssize_t r = read(fd, data + got, cap - got);
         if (r == 0)
@@ -73,12 +84,14 @@ int cli_read_fd(int fd, size_t cap, size_t max, uint8_t **buf, size_t *len)
             if (errno == EINTR)
                 continue;
             int err = errno;
+            cli_wipe(data, got);
             free(data);
             errno = err;
             return -1;
         }
         got += (size_t)r;
         if (got > max) {
+            cli_wipe(data, got);
             free(data);
             errno = EFBIG;
             return -1;
@@ -124,6 +137,7 @@ int cli_read(const struct cli_cmd *cmd, const char *name, size_t unit, size_t ex
         return cli_fail(cmd, err == ENOMEM ? CLI_EXIT_ENGINE : CLI_EXIT_USAGE,
                         "--%s: cannot read %s: %s", name, where, strerror(err));
     if (!size_ok(got, unit, exact)) {
+        cli_wipe(data, got); /* it may be a key */
         free(data);
         return size_fail(cmd, name, where, got, unit, exact, hint);
     }

@@ -22,7 +22,8 @@
 /*
  * Read fd to its end into *buf (malloc'd, NUL-terminated after *len bytes),
  * starting with room for cap bytes (0: a default). More than max bytes:
- * -1 with errno EFBIG; a read error: -1 with errno.
+ * -1 with errno EFBIG; a read error: -1 with errno. Every buffer it gives up
+ * (grown out of, or on failure) is wiped first: what it reads may be secret.
  */
 int cli_read_fd(int fd, size_t cap, size_t max, uint8_t **buf, size_t *len);
 

@@ -25,10 +25,16 @@ static struct {
 } secrets[4];
 static size_t n_secrets;
 
+void cli_wipe(void *p, size_t len)
+{
+    if (p != NULL)
+        explicit_bzero(p, len);
+}
+
 void cli_secret_wipe(void)
 {
     for (size_t i = 0; i < n_secrets; i++) {
-        explicit_bzero(secrets[i].text, secrets[i].len);
+        cli_wipe(secrets[i].text, secrets[i].len);
         free(secrets[i].text);
         secrets[i].text = NULL;
     }
@@ -92,7 +98,12 @@ static int read_secret(const struct cli_cmd *cmd, const char *file_opt, const ch
     }
     if (!std)
         warn_if_readable(cmd, file_opt, path, &st);
-    int rc = cli_read_fd(fd, 256, SECRET_MAX_BYTES, text, len);
+    /* Room for the largest accepted value from the start: a buffer that
+     * grew would leave the secret's first bytes in memory freed unwiped
+     * (cli_read_fd wipes what it replaces, but one allocation is simpler to
+     * trust). One byte more than the limit lets an oversized file be seen as
+     * such without a regrow. */
+    int rc = cli_read_fd(fd, SECRET_MAX_BYTES + 1, SECRET_MAX_BYTES, text, len);
     int err = errno;
     if (!std)
         close(fd);

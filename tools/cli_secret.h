@@ -8,6 +8,8 @@
 #ifndef MPCE_CLI_SECRET_H
 #define MPCE_CLI_SECRET_H
 
+#include <stddef.h>
+
 #include "tools/cli_args.h"
 
 /*
@@ -23,6 +25,10 @@ int cli_secret(const struct cli_cmd *cmd, const char *name, const char *file_opt
 
 /* Overwrite and free the texts cli_secret read (main calls it at exit). */
 void cli_secret_wipe(void);
+
+/* Zero len bytes of p (NULL: nothing) in a way the compiler cannot drop as a
+ * dead store: keys, seeds and DPF key shares before free() or return. */
+void cli_wipe(void *p, size_t len);
 
 /* The warning cli_secret gives for a key file that group or others may
  * read, for a file option that holds a secret in another form (dpf eval

@@ -126,7 +126,37 @@ static int write_keys(const struct cli_cmd *cmd, unsigned bits, const mpce_dpf_k
         const struct cli_output outs[2] = {{"out0", buf, size, 1}, {"out1", buf + size, size, 1}};
         rc = cli_write(cmd, outs, 2);
     }
+    cli_wipe(buf, 2 * size);
     free(buf);
+    return rc;
+}
+
+/* What dpf gen hands the engine; the PRG keys and seeds may be NULL. */
+struct gen_args {
+    unsigned bits;
+    mpce_dpf_group group;
+    uint64_t alpha;
+    const uint8_t *beta, *kl, *kr, *s0, *s1;
+};
+
+static int gen_keys(const struct cli_cmd *cmd, const struct gen_args *a)
+{
+    mpce_dpf *dpf = NULL;
+    mpce_dpf_key *k0 = NULL, *k1 = NULL;
+    mpce_status st = mpce_dpf_new(NULL, a->bits, a->group, a->kl, a->kr, &dpf);
+    int rc;
+
+    if (st == MPCE_OK)
+        st = mpce_dpf_gen(dpf, cli_impl(cmd), a->alpha, a->beta, a->s0, a->s1, &k0, &k1);
+    if (st == MPCE_OK && cli_verbose(cmd))
+        dpf_verbose(cmd, dpf, "dpf.gen", a->bits, a->group, 1);
+    rc = st == MPCE_OK ? write_keys(cmd, a->bits, k0, k1) : cli_engine_fail(cmd, st);
+    if (k0 != NULL)
+        mpce_dpf_key_free(k0);
+    if (k1 != NULL)
+        mpce_dpf_key_free(k1);
+    if (dpf != NULL)
+        mpce_dpf_free(dpf);
     return rc;
 }
 
@@ -178,23 +208,14 @@ int cmd_dpf_gen(int argc, char **argv)
     }
     if (rc == 0)
         rc = cli_engine_start(&cmd);
-    if (rc != 0)
-        return rc;
-
-    mpce_dpf *dpf = NULL;
-    mpce_dpf_key *k0 = NULL, *k1 = NULL;
-    mpce_status st = mpce_dpf_new(NULL, (unsigned)bits, group, kl, kr, &dpf);
-    if (st == MPCE_OK)
-        st = mpce_dpf_gen(dpf, cli_impl(&cmd), alpha, beta, s0, s1, &k0, &k1);
-    if (st == MPCE_OK && cli_verbose(&cmd))
-        dpf_verbose(&cmd, dpf, "dpf.gen", (unsigned)bits, group, 1);
-    rc = st == MPCE_OK ? write_keys(&cmd, (unsigned)bits, k0, k1) : cli_engine_fail(&cmd, st);
-    if (k0 != NULL)
-        mpce_dpf_key_free(k0);
-    if (k1 != NULL)
-        mpce_dpf_key_free(k1);
-    if (dpf != NULL)
-        mpce_dpf_free(dpf);
+    if (rc == 0) {
+        const struct gen_args a = {(unsigned)bits, group, alpha, beta, kl, kr, s0, s1};
+        rc = gen_keys(&cmd, &a);
+    }
+    /* beta is the function's secret value, the others the keys' seeds. */
+    cli_wipe(beta, sizeof(beta));
+    cli_wipe(keys, sizeof(keys));
+    cli_wipe(seeds, sizeof(seeds));
     return rc;
 }
 
@@ -213,6 +234,7 @@ static int load_key(const struct cli_cmd *cmd, mpce_dpf_key **key)
         if (st != MPCE_OK)
             rc = cli_engine_fail(cmd, st);
     }
+    cli_wipe(buf, len);
     free(buf);
     return rc;
 }

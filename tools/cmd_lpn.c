@@ -102,6 +102,7 @@ int cmd_lpn(int argc, char **argv)
      * goes to stderr, where it cannot be taken for one. */
     if (rc == 0)
         fprintf(cli_is_std(cli_value(&cmd, "out")) ? stderr : stdout, "%" PRIu64 "\n", consumed);
+    cli_wipe(seed, sizeof(seed));
     free(buf);
     free(table);
     return rc;

@@ -133,6 +133,7 @@ int cmd_prg_ecb(int argc, char **argv)
         const struct prg_job job = {PRG_ECB, key, 1, buf, 0, len / MPCE_BLOCK_BYTES, buf, len};
         rc = prg_run(&cmd, &job);
     }
+    cli_wipe(key, sizeof(key));
     free(buf);
     return rc;
 }
@@ -167,6 +168,7 @@ int cmd_prg_mmo(int argc, char **argv)
                                     out, len * nkeys};
         rc = prg_run(&cmd, &job);
     }
+    cli_wipe(keys, sizeof(keys));
     free(out);
     free(buf);
     return rc;
@@ -204,6 +206,7 @@ int cmd_prg_ctr(int argc, char **argv)
                                     out, (size_t)n * MPCE_BLOCK_BYTES};
         rc = prg_run(&cmd, &job);
     }
+    cli_wipe(key, sizeof(key));
     free(out);
     return rc;
 }
