@@ -25,6 +25,12 @@ printf '[engine]\nplugin_path = %s\n[tune]\nmode = off\n' "$tmp/noplugins" > "$t
 : > "$tmp/files/keys.bin"
 : > "$tmp/files/kat.txt"
 aesni_dir=
+# A tune due on every start ([tune] mode = auto, the build's probe helper):
+# completing --impl must not start it (seconds per Tab, and a pins file
+# written as a side effect).
+mkdir "$tmp/pins"
+printf '[engine]\nuser_config = no\n[tune]\nmode = auto\ndir = %s\nhelper = %s\n' \
+    "$tmp/pins" "$top_builddir/tools/probe/mpcengine-probe" > "$tmp/auto.conf"
 if [ "${build_aesni:-no}" = yes ]; then
     aesni_dir="$top_builddir/plugins/aesni/.libs"
     printf '[engine]\nplugin_path = %s\n[tune]\nmode = off\n' "$aesni_dir" > "$tmp/aesni.conf"
@@ -118,6 +124,18 @@ expect_exactly "mpcengine prg ctr --counter ''"
 expect_has "mpcengine prg ctr --impl ''" auto prg-soft-bitslice prg-soft-ttable ! ntt-soft dpf-soft
 expect_exactly "mpcengine ntt forward --impl n" ntt-soft
 expect_has "mpcengine list --impl ''" prg-soft-bitslice ntt-soft lpn-soft dpf-soft ! auto
+# ... without a tune where one is due.
+if [[ -x $top_builddir/tools/probe/mpcengine-probe ]]; then
+    expect_has "mpcengine prg ctr --config $tmp/auto.conf --impl ''" auto prg-soft-bitslice ! ntt-soft
+    expect_has "mpcengine list --config $tmp/auto.conf --impl ''" ntt-soft dpf-soft
+    if [[ -e $tmp/pins/pins.ini ]]; then
+        report fail "completing --impl started a tune: $tmp/pins/pins.ini was written" "--impl"
+    else
+        report ok "completing --impl starts no tune"
+    fi
+else
+    echo "note: no probe helper built: completing --impl not checked against a due tune"
+fi
 # --opt=VALUE and DIR:DIR, split into words "=" and ":" by COMP_WORDBREAKS
 # (readline then replaces what follows the last one) or not.
 expect_exactly "mpcengine prg ctr --impl = prg-soft-b" prg-soft-bitslice

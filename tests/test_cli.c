@@ -2262,6 +2262,56 @@ static void test_secret_outputs(void)
     remove_file("in.bin");
 }
 
+/* ---- list --names ------------------------------------------------------------- */
+
+/* The listing the shell completion runs on every Tab: names only, at once,
+ * and no tune even where one is due (a configuration with [tune] mode =
+ * auto and the probe helper at hand: plain `list` writes pins.ini there). */
+static void test_list_names(void)
+{
+    CU_ASSERT_EQUAL(CLI("list", "--names"), 0);
+    CU_ASSERT(strncmp(out_text, "prg-soft-bitslice\n", 18) == 0 ||
+              strstr(out_text, "\nprg-soft-bitslice\n") != NULL);
+    CU_ASSERT(strstr(out_text, "\nntt-soft\n") != NULL);
+    CU_ASSERT(strstr(out_text, "PLUGIN") == NULL);
+    CU_ASSERT(strstr(out_text, " ") == NULL);
+    CU_ASSERT_EQUAL(err_text[0], '\0');
+    CU_ASSERT_EQUAL(CLI("list", "--names", "--primitive", "ntt"), 0);
+    CU_ASSERT_STRING_EQUAL(out_text, "ntt-soft\n");
+    CU_ASSERT_EQUAL(CLI("list", "--primitive", "dpf"), 0);
+    CU_ASSERT(strstr(out_text, "dpf-soft") != NULL);
+    CU_ASSERT(strstr(out_text, "prg-soft-bitslice") == NULL);
+    assert_refused(CLI("list", "--names", "--primitive", "aes"), 2, "mpcengine list: ",
+                   "--primitive: expected prg, ntt, lpn or dpf, got 'aes'", NULL);
+    assert_refused(CLI("list", "--names", "--json"), 2, "mpcengine list: ",
+                   "--json and --names: give one of them", NULL);
+
+    char probe[4200], pins_dir[4200], pins_file[4300], text[8800];
+    snprintf(probe, sizeof(probe), "%s", MPCENGINE_BIN);
+    snprintf(strrchr(probe, '/') + 1, sizeof(probe) - (size_t)(strrchr(probe, '/') + 1 - probe),
+             "probe/mpcengine-probe");
+    if (access(probe, X_OK) != 0) {
+        printf("\n  skipped: no probe helper at %s: --names not checked against a tune", probe);
+        return;
+    }
+    snprintf(pins_dir, sizeof(pins_dir), "%s/names-pins", dir);
+    snprintf(pins_file, sizeof(pins_file), "%s/pins.ini", pins_dir);
+    CU_ASSERT_FATAL(mkdir(pins_dir, 0700) == 0);
+    snprintf(text, sizeof(text), "[engine]\nuser_config = no\n[tune]\nmode = auto\ndir = %s\n"
+             "helper = %s\n", pins_dir, probe);
+    tu_write_text(p("auto.conf"), text, 0644);
+    const char *names[] = {"list", "--names", "--primitive", "prg", "--config", p("auto.conf"),
+                           NULL};
+    CU_ASSERT_EQUAL(run_argv(names, 0), 0);
+    CU_ASSERT(strstr(out_text, "prg-soft-bitslice\n") != NULL);
+    CU_ASSERT(strstr(out_text, "ntt-soft") == NULL);
+    CU_ASSERT(access(pins_file, F_OK) != 0);
+    remove_file("auto.conf");
+    char *d = strdup(pins_dir);
+    CU_ASSERT_FATAL(d != NULL);
+    tu_remove_dir(d);
+}
+
 static const struct tu_test tests[] = {
     {"list", test_list},
     {"--plugin-path for every command", test_plugin_path},
@@ -2299,6 +2349,7 @@ static const struct tu_test tests[] = {
     {"--out on a symbolic link: the link kept", test_out_symlink},
     {"stdout failing keeps the files there", test_stdout_failure_keeps_files},
     {"secret outputs are 0600; --key warns", test_secret_outputs},
+    {"list --names: at once, no tune", test_list_names},
     {NULL, NULL},
 };
 

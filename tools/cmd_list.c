@@ -12,14 +12,19 @@
 #include "tools/cli_io.h"
 
 const char cli_usage_list[] =
-    "usage: mpcengine list [--json] [--impl NAME] [--config FILE]\n"
+    "usage: mpcengine list [--json|--names] [--primitive P] [--impl NAME]\n"
+    "                 [--config FILE]\n"
     "  Every implementation (self-tested first) and every module skipped as a\n"
     "  whole: plugin, primitive, implementation, class, priority, flags, memory\n"
     "  kinds, self-test state and the reason for a skip, failure or clamp.\n"
-    "  --json          a JSON array of objects with keys plugin, primitive, impl,\n"
-    "                  class, priority, flags (array of \"constant-time\",\n"
-    "                  \"variable-time\", \"async\"), memory, selftest, reason, path,\n"
-    "                  sha256, version\n" CLI_COMMON_HELP;
+    "  --json             a JSON array of objects with keys plugin, primitive,\n"
+    "                     impl, class, priority, flags (array of \"constant-time\",\n"
+    "                     \"variable-time\", \"async\"), memory, selftest, reason,\n"
+    "                     path, sha256, version\n"
+    "  --names            only the implementations' names, one per line, at once:\n"
+    "                     no self-test, and never a tune (for scripts and the shell\n"
+    "                     completion)\n"
+    "  --primitive P      only the implementations of P: prg|ntt|lpn|dpf\n" CLI_COMMON_HELP;
 
 const char cli_usage_selftest[] =
     "usage: mpcengine selftest [--json] [--impl NAME] [--config FILE]\n"
@@ -63,14 +68,25 @@ static int selected(const mpce_impl_info *row, const char *impl)
     return impl == NULL || strcmp(row->impl, impl) == 0;
 }
 
-static void print_json(const mpce_impl_info *rows, size_t count, const char *impl)
+/* What list's rows are filtered by: --impl and --primitive (NULL: any). */
+struct list_filter {
+    const char *impl, *primitive;
+};
+
+static int listed(const mpce_impl_info *row, const struct list_filter *f)
+{
+    return selected(row, f->impl) &&
+           (f->primitive == NULL || strcmp(row->primitive, f->primitive) == 0);
+}
+
+static void print_json(const mpce_impl_info *rows, size_t count, const struct list_filter *f)
 {
     int first = 1;
 
     putchar('[');
     for (size_t i = 0; i < count; i++) {
         const mpce_impl_info *r = &rows[i];
-        if (!selected(r, impl))
+        if (!listed(r, f))
             continue;
         const char *const names[] = {"plugin", r->plugin, "primitive", r->primitive,
                                      "impl",   r->impl,   "class",     r->impl_class};
@@ -83,10 +99,10 @@ static void print_json(const mpce_impl_info *rows, size_t count, const char *imp
         cli_json_fields(names, 4);
         printf(", \"priority\": %d, \"flags\": [", r->priority);
         int nf = 0;
-        for (size_t f = 0; f < NFLAGS; f++)
-            if (r->flags & flag_names[f].bit) {
+        for (size_t k = 0; k < NFLAGS; k++)
+            if (r->flags & flag_names[k].bit) {
                 printf("%s", nf++ > 0 ? ", " : "");
-                cli_json_string(flag_names[f].name);
+                cli_json_string(flag_names[k].name);
             }
         printf("], ");
         cli_json_fields(state, 7);
@@ -109,11 +125,11 @@ enum {
 };
 
 /* The knobs, under the table: too long for a column. */
-static void print_knobs(const mpce_impl_info *rows, size_t count, const char *impl)
+static void print_knobs(const mpce_impl_info *rows, size_t count, const struct list_filter *f)
 {
     int width = 0, any = 0;
     for (size_t i = 0; i < count; i++)
-        if (selected(&rows[i], impl) && rows[i].knobs[0] != '\0') {
+        if (listed(&rows[i], f) && rows[i].knobs[0] != '\0') {
             any = 1;
             if ((int)strlen(rows[i].impl) > width)
                 width = (int)strlen(rows[i].impl);
@@ -123,11 +139,11 @@ static void print_knobs(const mpce_impl_info *rows, size_t count, const char *im
     printf("\nknobs ([default]; name values as IMPL:KNOB=VALUE[:KNOB=VALUE...] in [pins] or "
            "--impl; `mpcengine tune` measures them):\n");
     for (size_t i = 0; i < count; i++)
-        if (selected(&rows[i], impl) && rows[i].knobs[0] != '\0')
+        if (listed(&rows[i], f) && rows[i].knobs[0] != '\0')
             printf("  %-*s  %s\n", width, rows[i].impl, rows[i].knobs);
 }
 
-static void print_table(const mpce_impl_info *rows, size_t count, const char *impl)
+static void print_table(const mpce_impl_info *rows, size_t count, const struct list_filter *f)
 {
     static const char *const head[NCOLS] = {"PLUGIN", "PRIMITIVE", "IMPL",     "CLASS", "PRIORITY",
                                             "FLAGS",  "MEMORY",    "SELFTEST", "REASON"};
@@ -155,7 +171,7 @@ static void print_table(const mpce_impl_info *rows, size_t count, const char *im
         }
         for (size_t i = 0; i < count; i++) {
             const mpce_impl_info *r = &rows[i];
-            if (!selected(r, impl))
+            if (!listed(r, f))
                 continue;
             snprintf(prio, sizeof(prio), "%d", r->priority);
             flags_text(r->flags, flags, sizeof(flags));
@@ -176,7 +192,7 @@ static void print_table(const mpce_impl_info *rows, size_t count, const char *im
                    has_reason ? "  " : "", cell[COL_REASON]);
         }
     }
-    print_knobs(rows, count, impl);
+    print_knobs(rows, count, f);
 }
 
 /* The row named impl exists, or an error naming it has been printed. */
@@ -192,9 +208,31 @@ static int check_named(const struct cli_cmd *cmd, const mpce_impl_info *rows, si
                     impl);
 }
 
+/* --names: one name per line, what completing --impl needs and no more. */
+static void print_names(const mpce_impl_info *rows, size_t count, const struct list_filter *f)
+{
+    for (size_t i = 0; i < count; i++)
+        if (rows[i].impl[0] != '\0' && listed(&rows[i], f))
+            printf("%s\n", rows[i].impl);
+}
+
+static int check_primitive(const struct cli_cmd *cmd, const char *primitive)
+{
+    static const char *const known[] = {"prg", "ntt", "lpn", "dpf"};
+
+    if (primitive == NULL)
+        return 0;
+    for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+        if (strcmp(primitive, known[i]) == 0)
+            return 0;
+    return cli_fail(cmd, CLI_EXIT_USAGE, "--primitive: expected prg, ntt, lpn or dpf, got '%s'",
+                    primitive);
+}
+
 int cmd_list(int argc, char **argv)
 {
-    struct cli_opt opts[] = {{"json", 0, NULL}, CLI_COMMON_OPTS};
+    struct cli_opt opts[] = {
+        {"json", 0, NULL}, {"names", 0, NULL}, {"primitive", CLI_ARG, NULL}, CLI_COMMON_OPTS};
     const struct cli_cmd cmd = {"mpcengine list", cli_usage_list, opts};
     const mpce_impl_info *rows = NULL;
     size_t count = 0;
@@ -203,19 +241,35 @@ int cmd_list(int argc, char **argv)
 
     if (rc != CLI_PARSED)
         return cli_parse_exit(rc);
-    rc = cli_engine_start(&cmd);
+    const struct list_filter f = {cli_impl(&cmd), cli_value(&cmd, "primitive")};
+    const int names = cli_value(&cmd, "names") != NULL;
+    if (names && cli_value(&cmd, "json") != NULL)
+        return cli_fail(&cmd, CLI_EXIT_USAGE, "--json and --names: give one of them");
+    rc = check_primitive(&cmd, f.primitive);
     if (rc != 0)
         return rc;
-    st = mpce_list(NULL, 1, &rows, &count);
+    /* --names runs on every Tab of the shell completion: it must answer at
+     * once and change nothing, so its engine never tunes (a first-run tune
+     * takes seconds and writes a pins file) and nothing is self-tested. */
+    rc = cli_engine_start_flags(&cmd, names ? MPCE_OPT_NO_TUNE : 0);
+    if (rc != 0)
+        return rc;
+    st = mpce_list(NULL, !names, &rows, &count);
     if (st != MPCE_OK)
         return cli_engine_fail(&cmd, st);
-    rc = check_named(&cmd, rows, count, cli_impl(&cmd));
+    rc = check_named(&cmd, rows, count, f.impl);
     if (rc != 0)
         return rc;
+    if (names) {
+        /* Without the dangling-pin warning: it needs the routes, which
+         * self-test every candidate. */
+        print_names(rows, count, &f);
+        return 0;
+    }
     if (cli_value(&cmd, "json") != NULL)
-        print_json(rows, count, cli_impl(&cmd));
+        print_json(rows, count, &f);
     else
-        print_table(rows, count, cli_impl(&cmd));
+        print_table(rows, count, &f);
     cli_warn_dangling_pins(&cmd);
     return 0;
 }

@@ -12,7 +12,7 @@
 
 static const char usage[] =
     "usage: mpcengine COMMAND [OPTIONS]\n"
-    "  list [--json]             implementations, modules and self-test states\n"
+    "  list [--json|--names]     implementations, modules and self-test states\n"
     "  selftest [--json]         run the known-answer vectors through every implementation\n"
     "  config [--json]           the effective configuration and what \"auto\" runs, per\n"
     "                            operation, variant and size class\n"
