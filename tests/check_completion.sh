@@ -99,6 +99,11 @@ expect_has() {
 expect_exactly "mpcengine ''" bench config dpf list lpn ntt pins prg selftest tune
 expect_exactly "mpcengine p" pins prg
 expect_exactly "mpcengine --" --help --verbose --version
+# After --verbose, only the commands that take it, and not it again.
+expect_exactly "mpcengine --verbose ''" dpf lpn ntt prg
+expect_exactly "mpcengine --verbose l" lpn
+expect_exactly "mpcengine --verbose --" --help
+expect_has "mpcengine --verbose prg ctr --" --key --out ! --verbose
 # Subcommands.
 expect_exactly "mpcengine prg ''" ecb mmo ctr
 expect_exactly "mpcengine ntt ''" forward inverse mul

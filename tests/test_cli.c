@@ -1743,9 +1743,15 @@ static void test_verbose(void)
     CU_ASSERT(strstr(err_text, "dpf.eval, size class tiny (3 work elements): ran dpf-soft") !=
               NULL);
     /* Only the operation commands have it. */
-    assert_refused(CLI("list", "--verbose"), 2, "mpcengine list: ", "'--verbose'", NULL);
+    assert_refused(CLI("list", "--verbose"), 2, "mpcengine list: ",
+                   "'--verbose': it applies to prg, ntt, lpn and dpf only", NULL);
     const char *list[] = {"--verbose", "list", NULL};
-    assert_refused(run_argv(list, 1), 2, "mpcengine list: ", "'--verbose'", NULL);
+    assert_refused(run_argv(list, 1), 2, "mpcengine list: ",
+                   "'--verbose': it applies to prg, ntt, lpn and dpf only", NULL);
+    /* Alone, it is no command at all. */
+    const char *alone[] = {"--verbose", NULL};
+    assert_refused(run_argv(alone, 0), 2, "mpcengine: ",
+                   "--verbose applies to prg, ntt, lpn and dpf: name one after it", NULL);
     no_outputs();
     remove_file("table.bin");
     rmdir(none);

@@ -120,6 +120,11 @@ int cli_parse(const struct cli_cmd *cmd, int argc, char **argv)
         const char *eq = strchr(name, '=');
         size_t len = eq != NULL ? (size_t)(eq - name) : strlen(name);
         struct cli_opt *o = find_opt(cmd, name, len);
+        /* 'mpcengine --verbose list' lands here too (main moves it behind
+         * the command): say where it does apply. */
+        if (o == NULL && len == 7 && memcmp(name, "verbose", 7) == 0)
+            return cli_fail(cmd, CLI_EXIT_USAGE, "unknown option '--verbose': it applies to "
+                            "prg, ntt, lpn and dpf only (see --help)");
         if (o == NULL)
             return cli_fail(cmd, CLI_EXIT_USAGE, "unknown option '--%.*s' (see --help)",
                             (int)len, name);

@@ -137,6 +137,11 @@ static void move_leading_verbose(int argc, char **argv)
 
 static int dispatch(int argc, char **argv)
 {
+    if (argc == 2 && strcmp(argv[1], "--verbose") == 0) {
+        fprintf(stderr, "mpcengine: --verbose applies to prg, ntt, lpn and dpf: name one after "
+                "it, e.g. 'mpcengine --verbose prg ctr ...' (see 'mpcengine --help')\n");
+        return CLI_EXIT_USAGE;
+    }
     move_leading_verbose(argc, argv);
     if (argc < 2) {
         fputs(usage, stderr);
