@@ -2318,6 +2318,50 @@ static void test_list_names(void)
     tu_remove_dir(d);
 }
 
+/* ---- help ------------------------------------------------------------------- */
+
+/* Every option's description starts in one column, in every command's help,
+ * and so do their continuation lines; an option too long for it stands
+ * alone on its line, its text below. */
+static void test_help_columns(void)
+{
+    static const char *const cmds[][2] = {
+        {"list", NULL}, {"selftest", NULL}, {"config", NULL}, {"prg", NULL},
+        {"ntt", NULL},  {"lpn", NULL},      {"dpf", NULL},    {"bench", NULL},
+        {"tune", NULL}, {"pins", NULL},
+    };
+    enum { COL = 21 };
+    for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+        const char *args[] = {cmds[i][0], "--help", NULL};
+        CU_ASSERT_EQUAL(run_argv(args, 0), 0);
+        int in_options = 0;
+        for (const char *line = out_text; *line != '\0';) {
+            const char *end = strchr(line, '\n');
+            size_t len = end != NULL ? (size_t)(end - line) : strlen(line);
+            size_t indent = strspn(line, " ");
+            int bad = 0;
+            if (strncmp(line, "  --", 4) == 0) {
+                in_options = 1;
+                /* "  --name META" then the text at COL, or nothing */
+                size_t name_end = 2 + strcspn(line + 2, " \n");
+                if (line[name_end] == ' ' && line[name_end + 1] >= 'A' && line[name_end + 1] <= 'Z')
+                    name_end += 1 + strcspn(line + name_end + 1, " \n");
+                bad = len > name_end && (len <= COL || line[COL - 1] != ' ' || line[COL] == ' ' ||
+                                         strspn(line + name_end, " ") != COL - name_end);
+            } else if (in_options && indent > 2) {
+                bad = indent != COL;
+            } else {
+                in_options = 0;
+            }
+            if (bad) {
+                CU_FAIL("a --help line is out of its column");
+                fprintf(stderr, "  mpcengine %s --help: '%.*s'\n", cmds[i][0], (int)len, line);
+            }
+            line += len + (end != NULL);
+        }
+    }
+}
+
 static const struct tu_test tests[] = {
     {"list", test_list},
     {"--plugin-path for every command", test_plugin_path},
@@ -2356,6 +2400,7 @@ static const struct tu_test tests[] = {
     {"stdout failing keeps the files there", test_stdout_failure_keeps_files},
     {"secret outputs are 0600; --key warns", test_secret_outputs},
     {"list --names: at once, no tune", test_list_names},
+    {"--help: one column for descriptions", test_help_columns},
     {NULL, NULL},
 };
 

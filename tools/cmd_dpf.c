@@ -22,22 +22,25 @@ const char cli_usage_dpf_gen[] =
     "                 [--seeds HEX,HEX|--seed-file FILE] --out0 FILE --out1 FILE\n"
     "                 [--verbose] [--impl NAME] [--config FILE]\n"
     "  Keys for the point function x -> V at x = X, one per party, format v1.\n"
-    "  --bits N        domain bits, 1 .. 64\n"
-    "  --alpha X       the point, 0 .. 2^N - 1 (decimal or 0x-hex)\n"
-    "  --beta V        bytes: 32 hex digits (bit 0 of byte 12 is forced to 0);\n"
-    "                  u64: an integer 0 .. 2^64-1\n"
-    "  --group G       bytes (shares XOR) or u64 (shares add mod 2^64)\n"
-    "  --prg-keys K,K  the PRG keys kL,kR, 32 hex digits each (default: the\n"
-    "                  engine's fixed public keys)\n"
-    "  --prg-key-file FILE  the same text in FILE ('-': stdin)\n"
-    "  --seeds S,S     the root seeds of party 0 and 1, 32 hex digits each\n"
-    "                  (default: drawn from the system random generator)\n"
-    "  --seed-file FILE  the seeds as --seeds takes them, as text in FILE ('-':\n"
-    "                  stdin); surrounding whitespace is ignored in both files. Use\n"
-    "                  the files for secrets: a value on the command line is\n"
-    "                  visible in ps and kept in shell history\n"
-    "  --out0 FILE     party 0's key ('-': stdout)\n"
-    "  --out1 FILE     party 1's key ('-': stdout, if --out0 is a file)\n" CLI_OP_HELP
+    "  --bits N           domain bits, 1 .. 64\n"
+    "  --alpha X          the point, 0 .. 2^N - 1 (decimal or 0x-hex)\n"
+    "  --beta V           bytes: 32 hex digits (bit 0 of byte 12 is forced to 0);\n"
+    "                     u64: an integer 0 .. 2^64-1\n"
+    "  --group G          bytes (shares XOR) or u64 (shares add mod 2^64)\n"
+    "  --prg-keys K,K     the PRG keys kL,kR, 32 hex digits each (default: the\n"
+    "                     engine's fixed public keys)\n"
+    "  --prg-key-file FILE\n"
+    "                     the same text in FILE ('-': stdin)\n"
+    "  --seeds S,S        the root seeds of party 0 and 1, 32 hex digits each\n"
+    "                     (default: drawn from the system random generator)\n"
+    "  --seed-file FILE   the seeds as --seeds takes them, as text in FILE ('-':\n"
+    "                     stdin); surrounding whitespace is ignored in both files.\n"
+    "                     Use the files for secrets: a value on the command line is\n"
+    "                     visible in ps and kept in shell history\n"
+    "  --out0 FILE        party 0's key ('-': stdout); a file is made readable by its\n"
+    "                     owner only (mode 0600)\n"
+    "  --out1 FILE        party 1's key ('-': stdout, if --out0 is a file), mode 0600\n"
+    "                     likewise\n" CLI_OP_HELP
     CLI_COMMON_HELP;
 
 const char cli_usage_dpf_eval[] =
@@ -45,17 +48,17 @@ const char cli_usage_dpf_eval[] =
     "                 [--impl NAME] [--config FILE]\n"
     "  One party's share at each point, in order: 16 bytes per point for the\n"
     "  bytes group, 8 little-endian bytes for u64.\n"
-    "  --key FILE      a key written by 'mpcengine dpf gen' ('-': stdin)\n"
-    "  --points X,...  up to 1048576 points in 0 .. 2^N - 1 (decimal or 0x-hex)\n"
-    "  --out FILE      the shares ('-': stdout)\n" CLI_OP_HELP CLI_COMMON_HELP;
+    "  --key FILE         a key written by 'mpcengine dpf gen' ('-': stdin)\n"
+    "  --points X,...     up to 1048576 points in 0 .. 2^N - 1 (decimal or 0x-hex)\n"
+    "  --out FILE         the shares ('-': stdout)\n" CLI_OP_HELP CLI_COMMON_HELP;
 
 const char cli_usage_dpf_evalall[] =
     "usage: mpcengine dpf evalall --key FILE --out FILE [--verbose] [--impl NAME]\n"
     "                 [--config FILE]\n"
     "  One party's share at every point 0 .. 2^N - 1 in order (N <= 32), 16 bytes\n"
     "  per point for the bytes group, 8 little-endian bytes for u64.\n"
-    "  --key FILE      a key written by 'mpcengine dpf gen' ('-': stdin)\n"
-    "  --out FILE      the shares ('-': stdout)\n" CLI_OP_HELP CLI_COMMON_HELP;
+    "  --key FILE         a key written by 'mpcengine dpf gen' ('-': stdin)\n"
+    "  --out FILE         the shares ('-': stdout)\n" CLI_OP_HELP CLI_COMMON_HELP;
 
 static uint64_t domain_max(unsigned bits)
 {

@@ -30,9 +30,9 @@ const char cli_usage_selftest[] =
     "usage: mpcengine selftest [--json] [--impl NAME] [--config FILE]\n"
     "  Run the known-answer vectors through every implementation (or only NAME)\n"
     "  and print one line each. Exit status 0 only if every one that ran passed.\n"
-    "  --json          one JSON object: results, an array of objects with keys\n"
-    "                  plugin, impl, path, result (\"pass\", \"fail\" or \"skipped\")\n"
-    "                  and reason; then passed, failed and skipped, the counts\n" CLI_COMMON_HELP;
+    "  --json             one JSON object: results, an array of objects with keys\n"
+    "                     plugin, impl, path, result (\"pass\", \"fail\" or \"skipped\")\n"
+    "                     and reason; then passed, failed and skipped, the counts\n" CLI_COMMON_HELP;
 
 static const struct {
     unsigned bit;

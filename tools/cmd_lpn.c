@@ -20,16 +20,16 @@ const char cli_usage_lpn[] =
     "  indices come from AES-128-CTR(seed) starting at block counter C. Prints the\n"
     "  number of stream blocks consumed (on stderr when --out is '-'); continue\n"
     "  with --counter C + that number.\n"
-    "  --seed HEX      index-stream key, 32 hex digits\n"
-    "  --seed-file FILE  the seed as text in FILE ('-': stdin), surrounding\n"
-    "                  whitespace ignored; use it for a secret seed: a value on the\n"
-    "                  command line is visible in ps and kept in shell history\n"
-    "  --logk L        table size k = 2^L blocks, 1 <= L <= 30\n"
-    "  --counter C     first block counter, 0 .. 2^64-1 (decimal or 0x-hex)\n"
-    "  --table FILE    the table, exactly 2^L * 16 bytes ('-': stdin)\n"
-    "  --in FILE       the blocks to fold into (size a non-zero multiple of 16;\n"
-    "                  '-': stdin)\n"
-    "  --out FILE      the folded blocks ('-': stdout)\n" CLI_OP_HELP CLI_COMMON_HELP;
+    "  --seed HEX         index-stream key, 32 hex digits\n"
+    "  --seed-file FILE   the seed as text in FILE ('-': stdin), surrounding\n"
+    "                     whitespace ignored; use it for a secret seed: a value on\n"
+    "                     the command line is visible in ps and kept in shell history\n"
+    "  --logk L           table size k = 2^L blocks, 1 <= L <= 30\n"
+    "  --counter C        first block counter, 0 .. 2^64-1 (decimal or 0x-hex)\n"
+    "  --table FILE       the table, exactly 2^L * 16 bytes ('-': stdin)\n"
+    "  --in FILE          the blocks to fold into (size a non-zero multiple of 16;\n"
+    "                     '-': stdin)\n"
+    "  --out FILE         the folded blocks ('-': stdout)\n" CLI_OP_HELP CLI_COMMON_HELP;
 
 int cmd_lpn(int argc, char **argv)
 {

@@ -14,10 +14,11 @@
 
 #define NTT_MAX_BATCH (UINT64_C(1) << 32)
 
-#define NTT_SHAPE_HELP                                                                  \
-    "  --n N           ring degree, a power of two in [8, 131072]\n"                   \
-    "  --moduli Q,...  1 to 64 primes q < 2^61 with q = 1 mod 2N (decimal or 0x-hex)\n" \
-    "  --batch B       number of polynomials, 1 .. 2^32\n"
+#define NTT_SHAPE_HELP                                                             \
+    "  --n N              ring degree, a power of two in [8, 131072]\n"            \
+    "  --moduli Q,...     1 to 64 primes q < 2^61 with q = 1 mod 2N (decimal or\n" \
+    "                     0x-hex)\n"                                               \
+    "  --batch B          number of polynomials, 1 .. 2^32\n"
 
 const char cli_usage_ntt_transform[] =
     "usage: mpcengine ntt forward|inverse --n N --moduli Q[,Q...] --batch B --in FILE --out FILE\n"
@@ -26,16 +27,16 @@ const char cli_usage_ntt_transform[] =
     "  writes bit-reversed order; inverse undoes it, including the 1/N factor.\n"
     "  Files hold batch * L * N little-endian uint64 words: B polynomials of L rows\n"
     "  of N words, row l reduced mod the l-th modulus.\n" NTT_SHAPE_HELP
-    "  --in FILE       input words (batch * L * N * 8 bytes; '-': stdin)\n"
-    "  --out FILE      output words, same layout ('-': stdout)\n" CLI_OP_HELP CLI_COMMON_HELP;
+    "  --in FILE          input words (batch * L * N * 8 bytes; '-': stdin)\n"
+    "  --out FILE         output words, same layout ('-': stdout)\n" CLI_OP_HELP CLI_COMMON_HELP;
 
 const char cli_usage_ntt_mul[] =
     "usage: mpcengine ntt mul --n N --moduli Q[,Q...] --batch B --in FILE --in2 FILE --out FILE\n"
     "                 [--verbose] [--impl NAME] [--config FILE]\n"
     "  Pointwise product mod q of two batches in NTT form (layout as for forward).\n" NTT_SHAPE_HELP
-    "  --in FILE       first operand (batch * L * N * 8 bytes; '-': stdin)\n"
-    "  --in2 FILE      second operand, same size ('-': stdin, if --in is a file)\n"
-    "  --out FILE      the product ('-': stdout)\n" CLI_OP_HELP CLI_COMMON_HELP;
+    "  --in FILE          first operand (batch * L * N * 8 bytes; '-': stdin)\n"
+    "  --in2 FILE         second operand, same size ('-': stdin, if --in is a file)\n"
+    "  --out FILE         the product ('-': stdout)\n" CLI_OP_HELP CLI_COMMON_HELP;
 
 enum ntt_op { NTT_FORWARD, NTT_INVERSE, NTT_MUL };
 

@@ -15,39 +15,40 @@
 #define CTR_MAX_BLOCKS (UINT64_C(1) << 30)
 
 /* Said once for every command that takes a key: why the file form exists. */
-#define KEY_FILE_HELP                                                                \
-    "  --key-file FILE  the key as text in FILE ('-': stdin), surrounding\n"         \
-    "                  whitespace ignored; use it for secret keys: a value on the\n"  \
-    "                  command line is visible in ps and kept in shell history\n"
+#define KEY_FILE_HELP                                                                   \
+    "  --key-file FILE    the key as text in FILE ('-': stdin), surrounding\n"          \
+    "                     whitespace ignored; use it for secret keys: a value on the\n" \
+    "                     command line is visible in ps and kept in shell history\n"
 
 const char cli_usage_prg_ecb[] =
     "usage: mpcengine prg ecb --key HEX|--key-file FILE --in FILE --out FILE [--verbose]\n"
     "                 [--impl NAME] [--config FILE]\n"
     "  Encrypt every 16-byte block of --in with AES-128 under the key.\n"
-    "  --key HEX       the key, 32 hex digits\n" KEY_FILE_HELP
-    "  --in FILE       input blocks (size a non-zero multiple of 16; '-': stdin)\n"
-    "  --out FILE      output blocks, as many as in --in ('-': stdout)\n" CLI_OP_HELP
+    "  --key HEX          the key, 32 hex digits\n" KEY_FILE_HELP
+    "  --in FILE          input blocks (size a non-zero multiple of 16; '-': stdin)\n"
+    "  --out FILE         output blocks, as many as in --in ('-': stdout)\n" CLI_OP_HELP
     CLI_COMMON_HELP;
 
 const char cli_usage_prg_mmo[] =
     "usage: mpcengine prg mmo --keys HEX[,HEX...]|--key-file FILE --in FILE --out FILE\n"
     "                 [--verbose] [--impl NAME] [--config FILE]\n"
     "  Matyas-Meyer-Oseas: out[i*m+j] = AES_{key j}(in[i]) ^ in[i] for m keys.\n"
-    "  --keys HEX,...  1 to 8 keys of 32 hex digits, comma-separated\n"
-    "  --key-file FILE  the keys as --keys takes them, as text in FILE ('-': stdin),\n"
-    "                  surrounding whitespace ignored; use it for secret keys: a\n"
-    "                  value on the command line is visible in ps and shell history\n"
-    "  --in FILE       seed blocks (size a non-zero multiple of 16; '-': stdin)\n"
-    "  --out FILE      m output blocks per seed ('-': stdout)\n" CLI_OP_HELP CLI_COMMON_HELP;
+    "  --keys HEX,...     1 to 8 keys of 32 hex digits, comma-separated\n"
+    "  --key-file FILE    the keys as --keys takes them, as text in FILE ('-':\n"
+    "                     stdin), surrounding whitespace ignored; use it for secret\n"
+    "                     keys: a value on the command line is visible in ps and kept\n"
+    "                     in shell history\n"
+    "  --in FILE          seed blocks (size a non-zero multiple of 16; '-': stdin)\n"
+    "  --out FILE         m output blocks per seed ('-': stdout)\n" CLI_OP_HELP CLI_COMMON_HELP;
 
 const char cli_usage_prg_ctr[] =
     "usage: mpcengine prg ctr --key HEX|--key-file FILE --counter N --blocks N --out FILE\n"
     "                 [--verbose] [--impl NAME] [--config FILE]\n"
     "  Counter mode: out[i] = AES_key(LE64(N + i mod 2^64) || 8 zero bytes).\n"
-    "  --key HEX       the key, 32 hex digits\n" KEY_FILE_HELP
-    "  --counter N     first counter, 0 .. 2^64-1 (decimal or 0x-hex)\n"
-    "  --blocks N      number of output blocks, 1 .. 2^30\n"
-    "  --out FILE      the output blocks ('-': stdout)\n" CLI_OP_HELP CLI_COMMON_HELP;
+    "  --key HEX          the key, 32 hex digits\n" KEY_FILE_HELP
+    "  --counter N        first counter, 0 .. 2^64-1 (decimal or 0x-hex)\n"
+    "  --blocks N         number of output blocks, 1 .. 2^30\n"
+    "  --out FILE         the output blocks ('-': stdout)\n" CLI_OP_HELP CLI_COMMON_HELP;
 
 enum prg_op { PRG_ECB, PRG_MMO, PRG_CTR };
 
