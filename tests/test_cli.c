@@ -2209,6 +2209,32 @@ static void test_stdout_failure_keeps_files(void)
     uint8_t *kept = read_file(p("k0.bin"), &len);
     CU_ASSERT(kept != NULL && len == 18 && memcmp(kept, "the user's own key", 18) == 0);
     free(kept);
+
+    /* Likewise a device that refuses the bytes: the full device, a scratch
+     * node of it where one can be made (root must not try the real one
+     * with a command that might replace it), else /dev/full itself. */
+    const char *full = NULL;
+    char node[4400];
+    int fd = -1;
+    snprintf(node, sizeof(node), "%s", p("full"));
+    if (mknod(node, S_IFCHR | 0666, makedev(1, 7)) == 0 && (fd = open(node, O_WRONLY)) >= 0)
+        full = node;
+    else if (geteuid() != 0 && is_chr("/dev/full", 1, 7))
+        full = "/dev/full";
+    if (fd >= 0)
+        close(fd);
+    if (full == NULL) {
+        printf("\n  note: no full device to write to: a failing device output not checked");
+    } else {
+        assert_refused(CLI("dpf", "gen", "--bits", "8", "--alpha", "1", "--beta", "1", "--group",
+                           "u64", "--out0", p("k0.bin"), "--out1", full),
+                       1, "mpcengine dpf gen: ", "--out1: cannot write to '", NULL);
+        kept = read_file(p("k0.bin"), &len);
+        CU_ASSERT(kept != NULL && len == 18 && memcmp(kept, "the user's own key", 18) == 0);
+        free(kept);
+        CU_ASSERT(is_chr(full, 1, 7));
+    }
+    remove_file("full");
     remove_file("k0.bin");
 }
 

@@ -370,22 +370,22 @@ fail:
 static int write_stream(const struct cli_cmd *cmd, const struct pending *p)
 {
     char shown[8400];
+    const char *where = dest_name(p, shown, sizeof(shown));
     int fd = open(p->target, O_WRONLY | O_CLOEXEC | O_NOCTTY);
     int err;
 
-    dest_name(p, shown, sizeof(shown));
     if (fd < 0)
         return cli_fail(cmd, CLI_EXIT_ENGINE, "--%s: cannot open %s for writing: %s",
-                        p->out->name, shown, strerror(errno));
+                        p->out->name, where, strerror(errno));
     if (write_all_nosigpipe(fd, p->out->data, p->out->len) != 0) {
         err = errno;
         close(fd);
         return cli_fail(cmd, CLI_EXIT_ENGINE, "--%s: cannot write to %s: %s", p->out->name,
-                        shown, strerror(err));
+                        where, strerror(err));
     }
     if (close(fd) != 0)
         return cli_fail(cmd, CLI_EXIT_ENGINE, "--%s: cannot write to %s: %s", p->out->name,
-                        shown, strerror(errno));
+                        where, strerror(errno));
     return 0;
 }
 
