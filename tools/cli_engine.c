@@ -59,8 +59,11 @@ size_t cli_warn_dangling_pins(const struct cli_cmd *cmd)
             j++;
         if (j < i)
             continue;
-        fprintf(stderr, "%s: warning: %s; the calls it routes fail: fix or remove the pin, or "
-                        "install the plugin it names (see 'mpcengine config')\n",
+        /* The source ends with why it is unusable (not installed, failed
+         * its self-test, variable-time, disabled, wrong primitive), so the
+         * hint stays general. */
+        fprintf(stderr, "%s: warning: %s; the calls it routes fail: fix or remove the pin as "
+                        "the reason says (see 'mpcengine config')\n",
                 cmd->prog, src);
         printed++;
     }
