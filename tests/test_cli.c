@@ -169,15 +169,11 @@ static char **child_env(void)
     return env;
 }
 
-/* Run the command with argv (NULL-terminated) and --config appended unless
- * with_config is 0; returns its exit status (-1 if it died of a signal). */
-static int run_argv(const char *const *args, int with_config)
+/* args as the command's argv: the binary first, --config appended unless
+ * with_config is 0. */
+static void build_argv(const char *const *args, int with_config, const char **argv)
 {
-    const char *argv[MAX_ARGS + 4];
-    posix_spawn_file_actions_t fa;
     size_t n = 0;
-    pid_t pid;
-    int status;
 
     argv[n++] = MPCENGINE_BIN;
     for (; args[n - 1] != NULL; n++) {
@@ -189,6 +185,18 @@ static int run_argv(const char *const *args, int with_config)
         argv[n++] = conf;
     }
     argv[n] = NULL;
+}
+
+/* Run the command with argv (NULL-terminated) and --config appended unless
+ * with_config is 0; returns its exit status (-1 if it died of a signal). */
+static int run_argv(const char *const *args, int with_config)
+{
+    const char *argv[MAX_ARGS + 4];
+    posix_spawn_file_actions_t fa;
+    pid_t pid;
+    int status;
+
+    build_argv(args, with_config, argv);
 
     CU_ASSERT_FATAL(posix_spawn_file_actions_init(&fa) == 0);
     posix_spawn_file_actions_addopen(&fa, 1, p("stdout.txt"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -951,24 +959,6 @@ static void test_engine_refusals(void)
 
 static uint8_t *out_bin; /* stdout of the last run_pipes, as bytes */
 static size_t out_bin_len;
-
-/* args as the command's argv: the binary first, --config appended unless
- * with_config is 0. */
-static void build_argv(const char *const *args, int with_config, const char **argv)
-{
-    size_t n = 0;
-
-    argv[n++] = MPCENGINE_BIN;
-    for (; args[n - 1] != NULL; n++) {
-        CU_ASSERT_FATAL(n <= MAX_ARGS);
-        argv[n] = args[n - 1];
-    }
-    if (with_config) {
-        argv[n++] = "--config";
-        argv[n++] = conf;
-    }
-    argv[n] = NULL;
-}
 
 /* write() that a reader gone early fails with EPIPE instead of killing the
  * test (a disposition set only around the call: the command must meet
