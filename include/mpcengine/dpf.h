@@ -6,6 +6,15 @@
  * Outputs: the bytes group writes 16 bytes per point (shares XOR to beta at
  * alpha, 0 elsewhere); the u64 group writes 8 little-endian bytes per point
  * (shares add mod 2^64 to beta at alpha, 0 elsewhere).
+ *
+ * What is public: evaluation points, the domain size, the group and the PRG
+ * keys kL/kR are PUBLIC by design, as in myl7/fss: evaluation walks the
+ * tree along the point's bits, so its branches and addresses follow the
+ * point. Never evaluate at a secret point. Secret: the root seeds, beta,
+ * alpha and the keys' contents. Gen does not branch on, or index memory
+ * by, the seeds, beta or the PRG keys (tests/check_ct.sh checks the default
+ * implementations under valgrind); it is not checked for alpha, which the
+ * dealer alone knows.
  */
 #ifndef MPCENGINE_DPF_H
 #define MPCENGINE_DPF_H

@@ -2,6 +2,13 @@
 /*
  * Ferret LPN fold, regular noise, d = 10 (SPEC.md section 3), equal to
  * emp-ot's Lpn<..., 10>::compute_slice.
+ *
+ * What is public: the index-stream seed, the counter, and so the indices
+ * and the table addresses every fold reads are PUBLIC by design, as in
+ * emp-ot (both parties derive the same LPN matrix). Implementations read
+ * the table at those addresses, so the memory access pattern reveals the
+ * indices: never pass a secret as the seed. The table's and out's contents
+ * are not branched on.
  */
 #ifndef MPCENGINE_LPN_H
 #define MPCENGINE_LPN_H
