@@ -19,7 +19,8 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/mpce-completion.XXXXXX") || exit 99
 trap 'rm -rf "$tmp"' EXIT
 
 # A configuration of our own: no installed modules, no tune, no user file
-# (root ignores MPCENGINE_CONF; the assertions hold either way).
+# (root ignores MPCENGINE_CONF, so cases that list exact names pass it with
+# --config: a `make install` may have put modules in the default directory).
 mkdir "$tmp/noplugins" "$tmp/files" "$tmp/xdg" "$tmp/cache"
 printf '[engine]\nplugin_path = %s\n[tune]\nmode = off\n' "$tmp/noplugins" > "$tmp/engine.conf"
 : > "$tmp/files/keys.bin"
@@ -127,7 +128,7 @@ expect_exactly "mpcengine prg ctr --counter ''"
 # Implementation names from `mpcengine list`: the command's primitive only,
 # and "auto" where the command takes it.
 expect_has "mpcengine prg ctr --impl ''" auto prg-soft-bitslice prg-soft-ttable ! ntt-soft dpf-soft
-expect_exactly "mpcengine ntt forward --impl n" ntt-soft
+expect_exactly "mpcengine ntt forward --config $tmp/engine.conf --impl n" ntt-soft
 expect_has "mpcengine list --impl ''" prg-soft-bitslice ntt-soft lpn-soft dpf-soft ! auto
 # ... without a tune where one is due.
 if [[ -x $top_builddir/tools/probe/mpcengine-probe ]]; then
@@ -146,7 +147,7 @@ fi
 expect_exactly "mpcengine prg ctr --impl = prg-soft-b" prg-soft-bitslice
 expect_has "mpcengine prg ctr --impl =" auto prg-soft-bitslice ! ntt-soft
 expect_exactly "mpcengine prg ctr --impl=prg-soft-t" --impl=prg-soft-ttable
-expect_exactly "mpcengine lpn --impl=lpn" --impl=lpn-soft
+expect_exactly "mpcengine lpn --config $tmp/engine.conf --impl=lpn" --impl=lpn-soft
 # The command as typed, not only from PATH.
 expect_has "$top_builddir/tools/mpcengine dpf gen --impl ''" dpf-soft ! prg-soft-bitslice
 # Files and directories.

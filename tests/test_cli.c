@@ -137,10 +137,15 @@ static void setup(void)
         perror("mkdtemp");
         exit(1);
     }
-    /* The user's own engine.conf must not change what the tests see. */
+    /* The user's own engine.conf must not change what the tests see, nor
+     * the modules a `make install` put in the compiled-in plugin directory
+     * (the README's demo does): no modules unless a test names them. The
+     * scratch directory itself holds none. */
     snprintf(conf, sizeof(conf), "%s/engine.conf", dir);
     FILE *f = fopen(conf, "w");
-    if (f == NULL || fputs("[engine]\nuser_config = no\n[tune]\nmode = off\n", f) < 0 || fclose(f) != 0) {
+    if (f == NULL ||
+        fprintf(f, "[engine]\nuser_config = no\nplugin_path = %s\n[tune]\nmode = off\n", dir) < 0 ||
+        fclose(f) != 0) {
         perror(conf);
         exit(1);
     }
