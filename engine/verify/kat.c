@@ -48,6 +48,12 @@ int mpce_kat_load(const char *name, struct mpce_kat_set *out)
         mpce_error(MPCE_ERR_ARG, "known-answer file '%s' is not embedded in this build", name);
         return -1;
     }
+    return mpce_kat_parse(name, text, out);
+}
+
+int mpce_kat_parse(const char *name, const char *text, struct mpce_kat_set *out)
+{
+    memset(out, 0, sizeof(*out));
     out->text = strdup(text);
     if (!out->text)
         goto nomem;

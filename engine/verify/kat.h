@@ -33,6 +33,9 @@ struct mpce_kat_set {
 /* Parse the embedded file `name` ("prg.txt", "ntt.txt", "lpn.txt", "dpf.txt").
  * Returns 0, or -1 with the reason in the thread's error detail. */
 int mpce_kat_load(const char *name, struct mpce_kat_set *out);
+/* The same parser over any text (the fuzz target's way in); records name
+ * `name` as their file. */
+int mpce_kat_parse(const char *name, const char *text, struct mpce_kat_set *out);
 void mpce_kat_free(struct mpce_kat_set *set);
 
 /* Field accessors; each returns 0 on success, -1 if the field is missing or

@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The configuration reader (engine/runtime/config.c): one input is a stack
+ * of layers separated by FUZZ_CONFIG_SEP lines; the first is the file given
+ * as engine.conf (mpce_config_read_file), the others the *.conf files of a
+ * drop-in directory read after it (mpce_config_read_dir), so that the
+ * layering, not only one file, is exercised. iniparser 4.1 reads only from
+ * a path, hence the files in this process's temporary directory.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#ifdef HAVE_INIPARSER_INIPARSER_H
+#include <iniparser/iniparser.h>
+#else
+#include <iniparser.h>
+#endif
+
+#include "engine/runtime/conf.h"
+#include "fuzz/fuzz.h"
+
+#define FUZZ_CONFIG_SEP "\n--8<--\n"
+#define MAX_LAYERS 8
+
+static const char *const pin_ops[] = {"prg.ecb", "prg.mmo", "prg.ctr", "ntt.forward",
+                                      "ntt.inverse", "ntt.mul", "lpn.fold", "dpf.gen",
+                                      "dpf.eval", "dpf.evalall", "dpf.eval_keys"};
+
+static char *dropin_dir(void)
+{
+    static char *dir;
+    if (!dir) {
+        size_t len = strlen(fuzz_temp_dir()) + sizeof("/engine.conf.d");
+        dir = malloc(len);
+        if (!dir)
+            abort();
+        snprintf(dir, len, "%s/engine.conf.d", fuzz_temp_dir());
+        if (mkdir(dir, 0700) != 0)
+            abort();
+    }
+    return dir;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    const char *dir = dropin_dir();
+    static unsigned last_layers;
+    char name[32];
+
+    /* The previous input's drop-ins must not leak into this one. */
+    for (unsigned i = 0; i < last_layers; i++) {
+        char path[4096];
+        snprintf(path, sizeof(path), "%s/%02u.conf", dir, i);
+        unlink(path);
+    }
+    const uint8_t *p = data, *end = data + size;
+    const size_t seplen = strlen(FUZZ_CONFIG_SEP);
+    char *main_path = NULL;
+    unsigned layers = 0;
+    while (layers <= MAX_LAYERS) {
+        const uint8_t *cut = NULL;
+        for (const uint8_t *q = p; q + seplen <= end; q++)
+            if (memcmp(q, FUZZ_CONFIG_SEP, seplen) == 0) {
+                cut = q;
+                break;
+            }
+        size_t len = (size_t)((cut ? cut : end) - p);
+        if (layers == 0) {
+            main_path = fuzz_write(fuzz_temp_dir(), "engine.conf", p, len);
+        } else {
+            snprintf(name, sizeof(name), "%02u.conf", layers - 1);
+            free(fuzz_write(dir, name, p, len));
+        }
+        layers++;
+        if (!cut)
+            break;
+        p = cut + seplen;
+    }
+    last_layers = layers - 1;
+
+    /* The loader on its own, as the pins reader and the config both use it. */
+    const char *err = NULL;
+    dictionary *d = mpce_ini_load(main_path, &err);
+    FUZZ_CHECK(err != NULL, "mpce_ini_load left no message");
+    if (d)
+        iniparser_freedict(d);
+
+    struct mpce_config cfg;
+    FUZZ_CHECK(mpce_config_init(&cfg) == MPCE_OK, "%s", mpce_last_error());
+    mpce_status st = mpce_config_read_file(&cfg, main_path, MPCE_CONF_REQUIRED, "fuzz");
+    if (st == MPCE_OK)
+        st = mpce_config_read_dir(&cfg, dir);
+    if (st != MPCE_OK) {
+        /* Every refusal says what is wrong. */
+        const char *why = mpce_last_error();
+        FUZZ_CHECK(why != NULL && why[0] != '\0', "status %d without a message", (int)st);
+    } else {
+        FUZZ_CHECK(cfg.threads <= MPCE_CONFIG_MAX_THREADS, "threads = %u", cfg.threads);
+        for (size_t i = 0; i < cfg.n_plugin_dirs; i++)
+            FUZZ_CHECK(cfg.plugin_dirs[i][0] == '/', "relative plugin dir '%s'",
+                       cfg.plugin_dirs[i]);
+        for (size_t i = 0; i < cfg.n_settings; i++)
+            FUZZ_CHECK(cfg.settings[i].source != NULL && cfg.settings[i].key != NULL,
+                       "setting %zu without key or source", i);
+        for (size_t i = 0; i < sizeof(pin_ops) / sizeof(pin_ops[0]); i++)
+            for (unsigned sc = 0; sc < 4; sc++) {
+                const struct mpce_pin *pin = mpce_config_pin(&cfg, pin_ops[i], sc);
+                FUZZ_CHECK(pin == NULL || (pin->name != NULL && pin->source != NULL),
+                           "pin for %s without a name or source", pin_ops[i]);
+            }
+        const struct mpce_plugin_setting *soft = mpce_config_plugin(&cfg, MPCE_BUILTIN_PLUGIN);
+        (void)soft;
+        (void)mpce_tune_mode_name(cfg.tune.mode);
+    }
+    mpce_config_free(&cfg);
+    free(main_path);
+    return 0;
+}

@@ -1,0 +1,213 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fuzz/fuzz.h"
+
+void fuzz_fail(const char *file, int line, const char *cond, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "%s:%d: check failed: %s: ", file, line, cond);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    abort();
+}
+
+static char *temp_dir;
+static pid_t temp_owner;
+
+/* Two levels deep at most: the targets' drop-in directories hold files. */
+static void remove_tree(const char *dir, int depth)
+{
+    DIR *d = opendir(dir);
+    if (d) {
+        struct dirent *e;
+        while ((e = readdir(d)) != NULL) {
+            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+                continue;
+            char path[4096];
+            snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+            if (unlink(path) != 0 && errno == EISDIR && depth < 2)
+                remove_tree(path, depth + 1);
+        }
+        closedir(d);
+    }
+    rmdir(dir);
+}
+
+static void remove_temp_dir(void)
+{
+    /* A child (the engine may spawn one) must not remove its parent's. */
+    if (temp_dir && getpid() == temp_owner)
+        remove_tree(temp_dir, 0);
+}
+
+const char *fuzz_temp_dir(void)
+{
+    if (temp_dir)
+        return temp_dir;
+    /* Memory, where there is some: every input is written to a file, and
+     * on a disk (ext4 flushes a truncated file when it is closed) that
+     * costs ten times the parse. */
+    const char *base = getenv("MPCE_FUZZ_TMPDIR");
+    if (!base || !base[0])
+        base = access("/dev/shm", W_OK | X_OK) == 0 ? "/dev/shm" : getenv("TMPDIR");
+    char tmpl[4096];
+    snprintf(tmpl, sizeof(tmpl), "%s/mpce-fuzz-XXXXXX", base && base[0] ? base : "/tmp");
+    if (!mkdtemp(tmpl)) {
+        perror(tmpl);
+        abort();
+    }
+    temp_dir = strdup(tmpl);
+    if (!temp_dir)
+        abort();
+    temp_owner = getpid();
+    atexit(remove_temp_dir);
+    return temp_dir;
+}
+
+char *fuzz_write(const char *dir, const char *name, const void *data, size_t len)
+{
+    size_t plen = strlen(dir) + strlen(name) + 2;
+    char *path = malloc(plen);
+    if (!path)
+        abort();
+    snprintf(path, plen, "%s/%s", dir, name);
+    /* A new file rather than a truncated one (see fuzz_temp_dir). */
+    if (unlink(path) != 0 && errno != ENOENT) {
+        perror(path);
+        abort();
+    }
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        perror(path);
+        abort();
+    }
+    const uint8_t *p = data;
+    while (len > 0) {
+        ssize_t w = write(fd, p, len);
+        if (w <= 0) {
+            perror(path);
+            abort();
+        }
+        p += w;
+        len -= (size_t)w;
+    }
+    close(fd);
+    return path;
+}
+
+char *fuzz_strndup(const uint8_t *data, size_t size)
+{
+    char *s = malloc(size + 1);
+    if (!s)
+        abort();
+    memcpy(s, data, size);
+    s[size] = '\0';
+    return s;
+}
+
+mpce_engine *fuzz_engine(int with_plugins)
+{
+    static mpce_engine *engines[2];
+    int i = with_plugins ? 1 : 0;
+    if (engines[i])
+        return engines[i];
+    const char *plugins = TEST_PLUGIN_PATH;
+    const char *conf = "[engine]\nallow_variable_time = yes\nthreads = 1\n";
+    char *path = fuzz_write(fuzz_temp_dir(), "engine.conf", conf, strlen(conf));
+    mpce_options opts = {
+        .struct_size = sizeof(opts),
+        .config_path = path,
+        .plugin_path = i && plugins[0] ? plugins : NULL,
+        .flags = MPCE_OPT_NO_USER_CONFIG | MPCE_OPT_NO_ENV | MPCE_OPT_NO_SYSTEM_CONFIG |
+                 MPCE_OPT_NO_TUNE | (i && plugins[0] ? 0u : MPCE_OPT_NO_PLUGINS),
+    };
+    if (mpce_engine_new(&opts, &engines[i]) != MPCE_OK) {
+        fprintf(stderr, "fuzz: cannot make an engine: %s\n", mpce_last_error());
+        abort();
+    }
+    unlink(path);
+    free(path);
+    return engines[i];
+}
+
+size_t fuzz_impls(mpce_engine *engine, mpce_primitive prim, const char **names, size_t max)
+{
+    const mpce_impl_info *rows;
+    size_t count, found = 0;
+    if (mpce_list(engine, 1, &rows, &count) != MPCE_OK) {
+        fprintf(stderr, "fuzz: cannot list implementations: %s\n", mpce_last_error());
+        abort();
+    }
+    const char *want = mpce_primitive_name(prim);
+    /* The built-in plugin's first, the reference; then everything else. */
+    for (int soft = 1; soft >= 0; soft--)
+        for (size_t i = 0; i < count && found < max; i++)
+            if (strcmp(rows[i].primitive, want) == 0 &&
+                strcmp(rows[i].selftest, "pass") == 0 &&
+                (strcmp(rows[i].plugin, "soft") == 0) == soft)
+                names[found++] = rows[i].impl;
+    if (found == 0 || strcmp(names[0], "") == 0) {
+        fprintf(stderr, "fuzz: no implementation of %s passed its self-test\n", want);
+        abort();
+    }
+    return found;
+}
+
+uint8_t fuzz_u8(struct fuzz_in *in)
+{
+    if (in->left == 0)
+        return 0;
+    in->left--;
+    return *in->p++;
+}
+
+uint64_t fuzz_u64(struct fuzz_in *in)
+{
+    uint64_t v = 0;
+    for (unsigned i = 0; i < 8; i++)
+        v |= (uint64_t)fuzz_u8(in) << (8 * i);
+    return v;
+}
+
+void fuzz_bytes(struct fuzz_in *in, void *out, size_t len)
+{
+    size_t n = len < in->left ? len : in->left;
+    memcpy(out, in->p, n);
+    memset((uint8_t *)out + n, 0, len - n);
+    in->p += n;
+    in->left -= n;
+}
+
+void *fuzz_alloc_misaligned(size_t len, size_t misalign)
+{
+    misalign %= 64;
+    uint8_t *base = malloc(len + 64 + misalign + sizeof(void *));
+    if (!base)
+        abort();
+    uintptr_t start = ((uintptr_t)base + sizeof(void *) + 63) & ~(uintptr_t)63;
+    uint8_t *p = (uint8_t *)start + misalign;
+    memcpy(p - sizeof(void *), &base, sizeof(void *));
+    return p;
+}
+
+void fuzz_free_misaligned(void *p)
+{
+    if (!p)
+        return;
+    void *base;
+    memcpy(&base, (uint8_t *)p - sizeof(void *), sizeof(void *));
+    free(base);
+}
