@@ -141,8 +141,10 @@ int mpce_kat_u64(const struct mpce_kat_record *rec, const char *name, uint64_t *
         return -1;
     char *end;
     errno = 0;
-    unsigned long long x = strtoull(v, &end, 10);
-    if (errno || end == v || *end != '\0' || v[0] == '-')
+    /* strtoull would also take leading spaces and a sign (" -1" wraps to
+     * 2^64 - 1): the format has digits only. */
+    unsigned long long x = v[0] >= '0' && v[0] <= '9' ? strtoull(v, &end, 10) : 0;
+    if (v[0] < '0' || v[0] > '9' || errno || *end != '\0')
         return bad_value(rec, name, "a decimal integer");
     *value = (uint64_t)x;
     return 0;
@@ -201,10 +203,12 @@ int mpce_kat_u64_list(const struct mpce_kat_record *rec, const char *name, uint6
     size_t n = 0;
     const char *p = v;
     while (*p) {
-        char *end;
+        char *end = NULL;
         errno = 0;
-        unsigned long long x = strtoull(p, &end, 10);
-        if (errno || end == p || (*end != ' ' && *end != '\0') || n == cap) {
+        /* Digits only, one space apart (strtoull alone takes spaces and signs). */
+        unsigned long long x = *p >= '0' && *p <= '9' ? strtoull(p, &end, 10) : 0;
+        if (!end || errno || (*end != ' ' && *end != '\0') || (*end == ' ' && end[1] == '\0') ||
+            n == cap) {
             free(arr);
             return bad_value(rec, name, "a list of decimal integers");
         }
