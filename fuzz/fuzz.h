@@ -62,10 +62,20 @@ uint64_t fuzz_u64(struct fuzz_in *in);
 /* Copy up to len bytes (zero-filling past the end). */
 void fuzz_bytes(struct fuzz_in *in, void *out, size_t len);
 
-/* malloc'd buffer whose pointer is misalign bytes past a 64-byte boundary
- * (unaligned-buffer checks); free with fuzz_free_misaligned. Aborts when
- * out of memory. */
+/* A buffer of len bytes that starts misalign (mod 64) bytes past a 64-byte
+ * boundary and ends exactly where its allocation does (unaligned-buffer
+ * checks; ASan sees an access past the end); free with
+ * fuzz_free_misaligned. Aborts when out of memory. */
 void *fuzz_alloc_misaligned(size_t len, size_t misalign);
 void fuzz_free_misaligned(void *p);
+
+/* The harnesses' own modular arithmetic (no engine code): a * b mod q,
+ * a^e mod q, and a primality test exact for every 64-bit n. */
+uint64_t fuzz_mulmod(uint64_t a, uint64_t b, uint64_t q);
+uint64_t fuzz_powmod(uint64_t a, uint64_t e, uint64_t q);
+int fuzz_is_prime(uint64_t n);
+
+/* SPEC.md section 5's splitmix64, for bulk data derived from an input. */
+uint64_t fuzz_splitmix64(uint64_t *state);
 
 #endif

@@ -24,50 +24,6 @@
 #define MAX_L 70
 #define MAX_ROW 70
 
-static uint64_t ref_mulmod(uint64_t a, uint64_t b, uint64_t q)
-{
-    return (uint64_t)((unsigned __int128)a * b % q);
-}
-
-static uint64_t ref_powmod(uint64_t a, uint64_t e, uint64_t q)
-{
-    uint64_t r = 1 % q;
-    a %= q;
-    for (; e; e >>= 1, a = ref_mulmod(a, a, q))
-        if (e & 1)
-            r = ref_mulmod(r, a, q);
-    return r;
-}
-
-/* Miller-Rabin with the first 12 primes as bases: exact below 3.3 * 10^24. */
-static int ref_is_prime(uint64_t n)
-{
-    static const uint64_t bases[] = {2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37};
-    if (n < 2)
-        return 0;
-    for (size_t i = 0; i < sizeof(bases) / sizeof(bases[0]); i++)
-        if (n % bases[i] == 0)
-            return n == bases[i];
-    uint64_t d = n - 1;
-    unsigned s = 0;
-    while ((d & 1) == 0)
-        d >>= 1, s++;
-    for (size_t i = 0; i < sizeof(bases) / sizeof(bases[0]); i++) {
-        uint64_t x = ref_powmod(bases[i], d, n);
-        if (x == 1 || x == n - 1)
-            continue;
-        unsigned r;
-        for (r = 1; r < s; r++) {
-            x = ref_mulmod(x, x, n);
-            if (x == n - 1)
-                break;
-        }
-        if (r == s)
-            return 0;
-    }
-    return 1;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     struct fuzz_in in = {data, size};
@@ -87,7 +43,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* The verdict on our own. */
     int valid = n >= 8 && n <= ((size_t)1 << 17) && (n & (n - 1)) == 0 && l >= 1 && l <= 64;
     for (size_t i = 0; valid && i < l; i++)
-        valid = moduli[i] < (UINT64_C(1) << 61) && ref_is_prime(moduli[i]) &&
+        valid = moduli[i] < (UINT64_C(1) << 61) && fuzz_is_prime(moduli[i]) &&
                 moduli[i] % (2 * (uint64_t)n) == 1;
 
     uint64_t g[MAX_L], psi[MAX_L];
@@ -99,10 +55,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             uint64_t q = moduli[i];
             /* g generates (Z/qZ)^*: a non-residue at least; psi a primitive
              * 2N-th root of unity derived from it. */
-            FUZZ_CHECK(g[i] >= 3 && g[i] < q && ref_powmod(g[i], (q - 1) / 2, q) == q - 1,
+            FUZZ_CHECK(g[i] >= 3 && g[i] < q && fuzz_powmod(g[i], (q - 1) / 2, q) == q - 1,
                        "q = %" PRIu64 ": g = %" PRIu64 " is a residue", q, g[i]);
-            FUZZ_CHECK(psi[i] == ref_powmod(g[i], (q - 1) / (2 * (uint64_t)n), q) &&
-                           ref_powmod(psi[i], n, q) == q - 1,
+            FUZZ_CHECK(psi[i] == fuzz_powmod(g[i], (q - 1) / (2 * (uint64_t)n), q) &&
+                           fuzz_powmod(psi[i], n, q) == q - 1,
                        "q = %" PRIu64 ": psi = %" PRIu64 " is not a primitive 2N-th root", q,
                        psi[i]);
         }

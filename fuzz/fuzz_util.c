@@ -159,6 +159,10 @@ size_t fuzz_impls(mpce_engine *engine, mpce_primitive prim, const char **names, 
                 strcmp(rows[i].selftest, "pass") == 0 &&
                 (strcmp(rows[i].plugin, "soft") == 0) == soft)
                 names[found++] = rows[i].impl;
+    /* FUZZ_VERBOSE=1: say what is compared, to check a run covers them. */
+    if (getenv("FUZZ_VERBOSE"))
+        for (size_t i = 0; i < found; i++)
+            fprintf(stderr, "fuzz: %s implementation %zu: %s\n", want, i, names[i]);
     if (found == 0 || strcmp(names[0], "") == 0) {
         fprintf(stderr, "fuzz: no implementation of %s passed its self-test\n", want);
         abort();
@@ -193,12 +197,14 @@ void fuzz_bytes(struct fuzz_in *in, void *out, size_t len)
 
 void *fuzz_alloc_misaligned(size_t len, size_t misalign)
 {
+    /* The buffer ends where the allocation does, so that ASan catches a
+     * kernel reading or writing one byte past it; the 64 bytes in front
+     * hold the allocation's start. */
     misalign %= 64;
-    uint8_t *base = malloc(len + 64 + misalign + sizeof(void *));
-    if (!base)
+    void *base = NULL;
+    if (posix_memalign(&base, 64, 64 + misalign + (len ? len : 1)) != 0)
         abort();
-    uintptr_t start = ((uintptr_t)base + sizeof(void *) + 63) & ~(uintptr_t)63;
-    uint8_t *p = (uint8_t *)start + misalign;
+    uint8_t *p = (uint8_t *)base + 64 + misalign;
     memcpy(p - sizeof(void *), &base, sizeof(void *));
     return p;
 }
@@ -210,4 +216,56 @@ void fuzz_free_misaligned(void *p)
     void *base;
     memcpy(&base, (uint8_t *)p - sizeof(void *), sizeof(void *));
     free(base);
+}
+
+uint64_t fuzz_mulmod(uint64_t a, uint64_t b, uint64_t q)
+{
+    return (uint64_t)((unsigned __int128)a * b % q);
+}
+
+uint64_t fuzz_powmod(uint64_t a, uint64_t e, uint64_t q)
+{
+    uint64_t r = 1 % q;
+    a %= q;
+    for (; e; e >>= 1, a = fuzz_mulmod(a, a, q))
+        if (e & 1)
+            r = fuzz_mulmod(r, a, q);
+    return r;
+}
+
+/* Miller-Rabin with the first 12 primes as bases: exact below 3.3 * 10^24. */
+int fuzz_is_prime(uint64_t n)
+{
+    static const uint64_t bases[] = {2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37};
+    if (n < 2)
+        return 0;
+    for (size_t i = 0; i < sizeof(bases) / sizeof(bases[0]); i++)
+        if (n % bases[i] == 0)
+            return n == bases[i];
+    uint64_t d = n - 1;
+    unsigned s = 0;
+    while ((d & 1) == 0)
+        d >>= 1, s++;
+    for (size_t i = 0; i < sizeof(bases) / sizeof(bases[0]); i++) {
+        uint64_t x = fuzz_powmod(bases[i], d, n);
+        if (x == 1 || x == n - 1)
+            continue;
+        unsigned r;
+        for (r = 1; r < s; r++) {
+            x = fuzz_mulmod(x, x, n);
+            if (x == n - 1)
+                break;
+        }
+        if (r == s)
+            return 0;
+    }
+    return 1;
+}
+
+uint64_t fuzz_splitmix64(uint64_t *state)
+{
+    uint64_t z = (*state += UINT64_C(0x9E3779B97F4A7C15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+    return z ^ (z >> 31);
 }
