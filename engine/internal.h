@@ -91,6 +91,8 @@ struct mpce_module {
     int inited;                /* fini is owed */
     int skipped;               /* the whole module is unusable */
     int broken;                /* skipped for a fault, not a refusal (strict) */
+    int vet_failed;            /* crashed, hung or leaked in the probe helper's vet
+                                  (runtime/vet.h): never loaded, listed as failed */
     char reason[512];
     struct mpce_device_fault device_faults[MPCE_MODULE_MAX_DEVICES];
     size_t n_device_faults;
@@ -244,6 +246,9 @@ struct mpce_engine {
     /* Divides the per-op slice minimums by 2^shift (0 in production): lets
      * the tests cut modest calls into many slices on every backend. */
     unsigned slice_min_shift;
+    /* The options the engine is being created with, while it is (the
+     * vetting helper gets the same ones); NULL afterwards. */
+    const mpce_options *create_opts;
 };
 
 /* NULL -> the global engine, initialised on demand; *out holds a reference

@@ -111,7 +111,8 @@ static const mpce_impl_info *build_rows(mpce_engine *e, size_t *count)
         row->plugin = m->path;
         row->primitive = "";
         row->impl = "";
-        row->selftest = "skipped";
+        /* A module that crashed or hung in its vet failed; others were refused. */
+        row->selftest = m->vet_failed ? "fail" : "skipped";
         row->reason = put(&t, "%s", m->reason);
         row->path = m->path;
         row->sha256 = m->sha256;

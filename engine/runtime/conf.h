@@ -68,6 +68,7 @@ struct mpce_tune_config {
                                           * MPCE_OPT_NO_TUNE turns tuning off */
     unsigned timeout_ms;     /* how long auto and force wait (default 10 s) */
     unsigned hang_ms;        /* silence after which a candidate is hung (30 s) */
+    unsigned vet_ms;         /* how long a module's vet may take (10 s) */
     char *dir;               /* the one pins directory to use; NULL: system, then user */
     char *helper;            /* the probe helper; NULL: the compiled-in one */
     int census;              /* count the calls per shape class (selector/census.c) */

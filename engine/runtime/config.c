@@ -677,17 +677,20 @@ static mpce_status apply_tune(struct mpce_config *cfg, const struct ini_file *f,
             return bad_value(f, "tune", key, value, "auto, background, off, force or warn");
         cfg->tune.mode = (enum mpce_tune_mode)i;
         cfg->tune.mode_set = 1;
-    } else if (strcmp(key, "timeout") == 0 || strcmp(key, "hang_timeout") == 0) {
+    } else if (strcmp(key, "timeout") == 0 || strcmp(key, "hang_timeout") == 0 ||
+               strcmp(key, "vet_timeout") == 0) {
         char *end = NULL;
         errno = 0;
         double sec = strtod(value, &end);
-        const double lo = key[0] == 't' ? 0 : 1;
+        const double lo = key[0] == 't' ? 0 : key[0] == 'v' ? 0.1 : 1;
         if (value[0] == '\0' || *end != '\0' || errno != 0 || !(sec >= lo && sec <= 3600))
             return bad_value(f, "tune", key, value,
-                             key[0] == 't' ? "seconds from 0 to 3600, e.g. 10 or 2.5"
-                                           : "seconds from 1 to 3600, e.g. 30");
-        *(key[0] == 't' ? &cfg->tune.timeout_ms : &cfg->tune.hang_ms) =
-            (unsigned)(sec * 1000.0 + 0.5);
+                             key[0] == 't'   ? "seconds from 0 to 3600, e.g. 10 or 2.5"
+                             : key[0] == 'v' ? "seconds from 0.1 to 3600, e.g. 10"
+                                             : "seconds from 1 to 3600, e.g. 30");
+        *(key[0] == 't'   ? &cfg->tune.timeout_ms
+          : key[0] == 'v' ? &cfg->tune.vet_ms
+                          : &cfg->tune.hang_ms) = (unsigned)(sec * 1000.0 + 0.5);
     } else if (strcmp(key, "census") == 0) {
         st = apply_bool(f, "tune", key, value, &cfg->tune.census);
     } else if (strcmp(key, "dir") == 0) {
@@ -696,7 +699,7 @@ static mpce_status apply_tune(struct mpce_config *cfg, const struct ini_file *f,
         st = apply_tune_path(f, key, value, &cfg->tune.helper);
     } else {
         warn(cfg, "%s: unknown key '%s' in [tune] ignored: the keys are mode, timeout, "
-             "hang_timeout, census, dir and helper", loc, key);
+             "hang_timeout, vet_timeout, census, dir and helper", loc, key);
         return MPCE_OK;
     }
     return st == MPCE_OK ? remember_setting(cfg, "tune", key, value, loc) : st;
@@ -1108,6 +1111,7 @@ mpce_status mpce_config_init(struct mpce_config *cfg)
     cfg->user_config = 1;
     cfg->tune.timeout_ms = 10000;
     cfg->tune.hang_ms = 30000;
+    cfg->tune.vet_ms = 10000;
     mpce_status st = set_plugin_dirs(cfg, MPCE_PLUGINDIR, "compiled-in plugin directory");
     cfg->plugin_dirs_default = 1;
     return st;
@@ -1162,6 +1166,8 @@ static mpce_status remember_defaults(struct mpce_config *cfg)
         st = remember_setting(cfg, "tune", "timeout", "10", "default");
     if (st == MPCE_OK)
         st = remember_setting(cfg, "tune", "hang_timeout", "30", "default");
+    if (st == MPCE_OK)
+        st = remember_setting(cfg, "tune", "vet_timeout", "10", "default");
     if (st == MPCE_OK)
         st = remember_setting(cfg, "tune", "census", "no", "default");
     return st;

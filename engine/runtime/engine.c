@@ -104,8 +104,10 @@ static mpce_status create(const mpce_options *opts, mpce_engine **out)
     }
     e->threads = resolve_threads(e->cfg.threads);
     st = mpce_loader_add_builtin(e, MPCE_BUILTIN_PLUGIN, mpce_soft_plugin_entry);
+    e->create_opts = opts;
     if (st == MPCE_OK && !e->cfg.no_plugins)
         st = mpce_loader_load_dirs(e);
+    e->create_opts = NULL;
     if (st == MPCE_OK && e->cfg.strict)
         st = mpce_registry_strict_check(e);
     if (st == MPCE_OK)

@@ -15,8 +15,24 @@
 #include "engine/runtime/knobs.h"
 #include "engine/runtime/loader.h"
 #include "engine/runtime/module_file.h"
+#include "engine/runtime/vet.h"
 
 #define MAX_IMPLS 256
+
+/* The vetting helper follows the module's code step by step (vet.h). */
+static void step(const char *what, const char *impl)
+{
+    if (mpce_vet_step_hook)
+        mpce_vet_step_hook(what, impl);
+}
+
+/* Whether [plugin.NAME] enabled = no keeps the module from starting. A vet
+ * (the step hook set) starts it anyway: a verdict is for the file, whatever
+ * configuration a later engine reads. */
+static int disabled(const struct mpce_plugin_setting *ps)
+{
+    return ps && !ps->enabled && !mpce_vet_step_hook;
+}
 
 /* Does struct_size cover `field` of `type`? Checked before every read, so a
  * struct shorter than the engine's is never read past its end. */
@@ -301,12 +317,13 @@ static void check_impl(mpce_engine *e, const struct mpce_module *m, const struct
     }
     *broken = 0;
     const struct mpce_plugin_setting *ps = mpce_config_plugin(&e->cfg, m->name);
-    if (ps && !ps->enabled) {
+    if (disabled(ps)) {
         snprintf(why, len, "disabled by %s", ps->where ? ps->where : "configuration");
         return;
     }
     if (im->probe) {
         char pw[200] = "";
+        step("implprobe", im->name);
         if (im->probe(m->state, pw, sizeof(pw)) != 0) {
             pw[sizeof(pw) - 1] = '\0';
             snprintf(why, len, "not usable here: %s", pw[0] ? pw : "the probe refused");
@@ -325,12 +342,16 @@ static void start_module(mpce_engine *e, struct mpce_module *m)
 {
     const struct mpce_plugin *d = m->desc;
     char pw[256] = "";
+    if (d->probe)
+        step("probe", NULL);
     if (d->probe && d->probe(&m->host->host, pw, sizeof(pw)) != 0) {
         pw[sizeof(pw) - 1] = '\0';
         set_reason(m, 0, "plugin '%s' is not usable here: %s", d->name,
                    pw[0] ? pw : "its probe refused");
         return;
     }
+    if (d->init || d->describe)
+        step("init", NULL);
     if (d->init) {
         pw[0] = '\0';
         int rc = d->init(&m->host->host, &m->state, pw, sizeof(pw));
@@ -363,8 +384,7 @@ static mpce_status add_module(mpce_engine *e, struct mpce_module *m, mpce_plugin
             return st;
         }
         mpce_host_rename(m->host, d->name);
-        const struct mpce_plugin_setting *ps = mpce_config_plugin(&e->cfg, d->name);
-        if (!(ps && !ps->enabled))
+        if (!disabled(mpce_config_plugin(&e->cfg, d->name)))
             start_module(e, m);
     }
     if (m->skipped) {
@@ -425,8 +445,10 @@ void mpce_loader_free_module(struct mpce_module *m)
 {
     if (!m)
         return;
-    if (m->inited && m->desc && m->desc->fini)
+    if (m->inited && m->desc && m->desc->fini) {
+        step("fini", NULL);
         m->desc->fini(m->state);
+    }
     if (m->handle)
         dlclose(m->handle);
     if (m->fd >= 0)
@@ -457,31 +479,23 @@ static void file_label(const char *name, char *label, size_t len)
         label[ll - 3] = '\0';
 }
 
-static mpce_status load_file(mpce_engine *e, const char *dir, const char *name)
+/* dlopen the checked file f (its descriptor passes to m) and register the
+ * module; v, if not NULL, is its passed verdict, whose self-test results
+ * then apply to its implementations. */
+static mpce_status load_checked(mpce_engine *e, struct mpce_module *m,
+                                struct mpce_module_file *f, const struct mpce_verdict *v)
 {
-    char path[4096], label[128], why[1024];
-    snprintf(path, sizeof(path), "%s/%s", dir, name);
-    file_label(name, label, sizeof(label));
-    struct mpce_module *m = new_module(e, path, label);
-    if (!m)
-        return mpce_error(MPCE_ERR_NOMEM, "out of memory loading %s", path);
-    struct mpce_module_file f;
-    if (mpce_module_file_open(dir, name, &f, why, sizeof(why)) != 0) {
-        set_reason(m, 1, "%s", why);
+    char why[1024];
+    snprintf(m->sha256, sizeof(m->sha256), "%s", f->sha256);
+    m->size = f->size;
+    m->mtime = f->mtime;
+    step("load", NULL);
+    m->handle = mpce_module_file_load(f, why, sizeof(why));
+    if (m->handle) {
+        m->fd = f->fd; /* the module's name while it is loaded */
+        f->fd = -1;
     } else {
-        snprintf(m->sha256, sizeof(m->sha256), "%s", f.sha256);
-        m->size = f.size;
-        m->mtime = f.mtime;
-        m->handle = mpce_module_file_load(&f, why, sizeof(why));
-        if (m->handle) {
-            m->fd = f.fd; /* the module's name while it is loaded */
-            f.fd = -1;
-        } else {
-            set_reason(m, 1, "%s", why);
-        }
-    }
-    mpce_module_file_close(&f);
-    if (m->skipped) {
+        set_reason(m, 1, "%s", why);
         report_skip(e, m);
         return mpce_registry_keep_module(e, m);
     }
@@ -498,7 +512,66 @@ static mpce_status load_file(mpce_engine *e, const char *dir, const char *name)
     }
     mpce_plugin_entry_fn entry;
     memcpy(&entry, &sym, sizeof(entry)); /* object pointer to function pointer (POSIX) */
-    return add_module(e, m, entry);
+    step("entry", NULL);
+    const size_t first_slot = e->n_slots;
+    mpce_status st = add_module(e, m, entry);
+    /* add_module kept m (or freed it on failure): look at it only through
+     * the slots it registered. */
+    if (st == MPCE_OK && v && e->n_slots > first_slot)
+        mpce_vet_apply(e, e->slots[first_slot]->module, v);
+    return st;
+}
+
+static mpce_status load_file(mpce_engine *e, const char *dir, const char *name)
+{
+    char path[4096], label[128], why[1024];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    file_label(name, label, sizeof(label));
+    struct mpce_module *m = new_module(e, path, label);
+    if (!m)
+        return mpce_error(MPCE_ERR_NOMEM, "out of memory loading %s", path);
+    struct mpce_module_file f;
+    if (mpce_module_file_open(dir, name, &f, why, sizeof(why)) != 0) {
+        set_reason(m, 1, "%s", why);
+        report_skip(e, m);
+        return mpce_registry_keep_module(e, m);
+    }
+    /* Vetted out of process first: a module that crashes, hangs or leaks
+     * there is never loaded here. */
+    struct mpce_verdict v;
+    enum mpce_vet_result vr = mpce_vet_module(e, &f, &v);
+    mpce_status st;
+    if (vr == MPCE_VET_FAIL) {
+        snprintf(m->sha256, sizeof(m->sha256), "%s", f.sha256);
+        m->size = f.size;
+        m->mtime = f.mtime;
+        set_reason(m, 1, "failed its vet in the probe helper: %.440s", v.reason);
+        m->vet_failed = 1;
+        report_skip(e, m);
+        st = mpce_registry_keep_module(e, m);
+    } else {
+        st = load_checked(e, m, &f, vr == MPCE_VET_PASS ? &v : NULL);
+    }
+    mpce_verdict_free(&v);
+    mpce_module_file_close(&f);
+    return st;
+}
+
+mpce_status mpce_loader_load_fd(mpce_engine *e, int fd, const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    char label[128];
+    file_label(slash ? slash + 1 : path, label, sizeof(label));
+    struct mpce_module *m = new_module(e, path, label);
+    if (!m)
+        return mpce_error(MPCE_ERR_NOMEM, "out of memory loading %s", path);
+    struct mpce_module_file f;
+    memset(&f, 0, sizeof(f));
+    f.fd = fd;
+    snprintf(f.path, sizeof(f.path), "%s", path);
+    mpce_status st = load_checked(e, m, &f, NULL);
+    mpce_module_file_close(&f);
+    return st;
 }
 
 mpce_status mpce_loader_load_dirs(mpce_engine *e)

@@ -21,6 +21,11 @@ mpce_status mpce_loader_add_builtin(mpce_engine *e, const char *label,
  * allocation failure; skipped modules are recorded, not returned. */
 mpce_status mpce_loader_load_dirs(mpce_engine *e);
 
+/* Load the one module open on fd (already checked; path names it in
+ * messages), in process: the vetting helper's way in. fd passes to the
+ * module record. */
+mpce_status mpce_loader_load_fd(mpce_engine *e, int fd, const char *path);
+
 /* fini (if init ran), dlclose and free a module record. */
 void mpce_loader_free_module(struct mpce_module *m);
 

@@ -337,6 +337,8 @@ int mpce_module_file_open(const char *dir, const char *name, struct mpce_module_
     }
     f->size = (unsigned long long)sb.st_size;
     f->mtime = (long long)sb.st_mtime;
+    f->dev = (unsigned long long)sb.st_dev;
+    f->ino = (unsigned long long)sb.st_ino;
     f->fd = fd;
     return 0;
 }

@@ -16,6 +16,7 @@ struct mpce_module_file {
     char sha256[65];     /* of the bytes read from fd */
     unsigned long long size; /* st_size and st_mtime of fd: the selector's */
     long long mtime;         /* cheap test of whether a tuned module changed */
+    unsigned long long dev, ino; /* which file: a rename over the path makes another */
 };
 
 /* Open dir/name once, check the file and every ancestor directory, hash it

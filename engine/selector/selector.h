@@ -133,6 +133,16 @@ enum mpce_pins_read_result mpce_selector_read(const mpce_engine *e, const char *
 
 /* ---- the probe helper (spawn.c) ---------------------------------------------------- */
 
+/* The helper engine e runs: [tune] helper, or the one installed with the
+ * library. */
+const char *mpce_selector_helper(const mpce_engine *e);
+/* Whether this process may run helper: 1, or 0 with the reason (missing,
+ * not executable, or not root-owned in a privileged process). */
+int mpce_selector_helper_ok(const mpce_engine *e, const char *helper, char *why, size_t len);
+/* Whether this is a setuid or setgid process (AT_SECURE), which starts no
+ * helper. */
+int mpce_selector_secure(void);
+
 /* Lines from a pipe as they come: a helper's progress, a worker's results. */
 struct mpce_lines {
     char buf[8192];

@@ -61,8 +61,21 @@ static int could_write(const char *dir)
     }
 }
 
-/* Whether the helper may be run by this process, with the reason if not. */
-static int helper_ok(const mpce_engine *e, const char *helper, char *why, size_t len)
+const char *mpce_selector_helper(const mpce_engine *e)
+{
+    return e->cfg.tune.helper ? e->cfg.tune.helper : MPCE_PROBE_HELPER;
+}
+
+int mpce_selector_secure(void)
+{
+#if defined(__linux__)
+    return getauxval(AT_SECURE) != 0;
+#else
+    return 0;
+#endif
+}
+
+int mpce_selector_helper_ok(const mpce_engine *e, const char *helper, char *why, size_t len)
 {
     struct stat sb;
     if (stat(helper, &sb) != 0) {
@@ -146,10 +159,9 @@ static int relay(mpce_engine *e, int fd, pid_t first, int *reaped, long long dea
 int mpce_selector_spawn(mpce_engine *e, const mpce_options *opts, int force, unsigned wait_ms)
 {
     static int said_helper, said_dir, said_secure;
-    const char *helper = e->cfg.tune.helper ? e->cfg.tune.helper : MPCE_PROBE_HELPER;
+    const char *helper = mpce_selector_helper(e);
     char why[4200];
-#if defined(__linux__)
-    if (getauxval(AT_SECURE)) {
+    if (mpce_selector_secure()) {
         /* A setuid/setgid process would run the helper with privileges it
          * cannot write pins with anyway. */
         once(e, &said_secure, MPCE_LOG_INFO, "%s%s", "a setuid or setgid process does not "
@@ -157,8 +169,7 @@ int mpce_selector_spawn(mpce_engine *e, const mpce_options *opts, int force, uns
              "runs as root", "");
         return 0;
     }
-#endif
-    if (!helper_ok(e, helper, why, sizeof(why))) {
+    if (!mpce_selector_helper_ok(e, helper, why, sizeof(why))) {
         once(e, &said_helper, MPCE_LOG_INFO, "no probe helper (%s): \"auto\" keeps priority "
              "order until `mpcengine tune` runs%s", why, "");
         return 0;

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "engine/runtime/vet.h"
 #include "tools/probe/probe.h"
 
 static const char usage[] =
@@ -22,12 +23,15 @@ static const char usage[] =
     "       mpcengine-probe knobs [--effort E] [options] -- ROW=IMPL...\n"
     "       mpcengine-probe pipeline [--effort E] [options] -- ROW=SPEC|SPEC... ROW=SPEC|...\n"
     "       mpcengine-probe slices [--effort E] [options] -- ROW=IMPL...\n"
+    "       mpcengine-probe vet --module-fd N --path PATH [options]\n"
     "The selector's helper (run by libmpcengine and `mpcengine tune`; not meant to be run\n"
     "by hand). tune: measure the missing or stale pins rows and write the pins file.\n"
     "measure: one worker, results on stdout. knobs: each row winner's knob values\n"
     "on the row's shape. pipeline: the DPF tree's and the LPN fold's knob values\n"
     "together, the tree's output feeding the fold. slices: where splitting a call\n"
-    "over threads starts to pay for each row's winner.\n";
+    "over threads starts to pay for each row's winner. vet: load the module open on\n"
+    "descriptor N alone, run its entry point, probe, init and self-tests, and report\n"
+    "each step on descriptor 3, so that the engine can refuse one that crashes.\n";
 
 static void log_line(void *arg, mpce_log_level level, const char *plugin, const char *message)
 {
@@ -72,12 +76,12 @@ int main(int argc, char **argv)
 {
     if (argc < 2 || (strcmp(argv[1], "tune") != 0 && strcmp(argv[1], "measure") != 0 &&
                       strcmp(argv[1], "slices") != 0 && strcmp(argv[1], "knobs") != 0 &&
-                      strcmp(argv[1], "pipeline") != 0)) {
+                      strcmp(argv[1], "pipeline") != 0 && strcmp(argv[1], "vet") != 0)) {
         fputs(usage, argc < 2 || strcmp(argv[1], "--help") != 0 ? stderr : stdout);
         return argc >= 2 && strcmp(argv[1], "--help") == 0 ? 0 : 2;
     }
     const int tune = strcmp(argv[1], "tune") == 0;
-    struct probe_opts o = {.effort = tune ? "measure" : "quick"};
+    struct probe_opts o = {.effort = tune ? "measure" : "quick", .module_fd = -1};
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
         const int has = i + 1 < argc;
@@ -99,6 +103,10 @@ int main(int argc, char **argv)
         } else if (strcmp(a, "--skip-module") == 0 && has) {
             if (push(&o.skip, &o.n_skip, argv[++i]) != 0)
                 return 1;
+        } else if (strcmp(a, "--module-fd") == 0 && has) {
+            o.module_fd = atoi(argv[++i]);
+        } else if (strcmp(a, "--path") == 0 && has) {
+            o.module_path = argv[++i];
         } else if (strcmp(a, "--force") == 0) {
             o.force = 1;
         } else if (strcmp(a, "--for-engine") == 0) {
@@ -108,6 +116,12 @@ int main(int argc, char **argv)
             return 2;
         }
     }
+    /* This process is the isolation: its engines take the verdicts cached
+     * by the engines that spawned it, and never spawn a vet of their own. */
+    mpce_vet_in_helper = 1;
+    /* The engine waits for the vet itself, on descriptor 3 (vet.c). */
+    if (strcmp(argv[1], "vet") == 0)
+        return probe_vet(&o);
     /* Whatever the application had open is not ours (a posix_spawn without
      * closefrom hands it all down): keep stdin, stdout and stderr only. */
     if (o.for_engine) {

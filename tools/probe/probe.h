@@ -16,6 +16,9 @@
  *                scored together where they share the cache, as in Ferret
  *   slices.c     `slices`: the pool's threshold, where splitting a call over
  *                the engine's threads starts to pay for a row's winner
+ *   vet.c        `vet`: one module's code run alone, step by step, so that
+ *                the engine can refuse one that crashes, hangs or leaks
+ *                (engine/runtime/vet.h)
  *   probe.c      options and the engine both sides open
  *
  * Worker to supervisor, one line each, flushed:
@@ -46,6 +49,8 @@ struct probe_opts {
     size_t n_rows;
     char **skip;              /* measure: module files not to call */
     size_t n_skip;
+    int module_fd;            /* vet: the module's descriptor, -1 if none */
+    const char *module_path;  /* vet: its path, for messages and the loader */
 };
 
 /* ---- plan.c ------------------------------------------------------------------ */
@@ -110,5 +115,7 @@ int probe_each_winner(mpce_engine *e, const struct probe_opts *o, const char *cm
                       void (*fn)(mpce_engine *e, const struct probe_opts *o, const char *key,
                                  const char *impl));
 int probe_tune(mpce_engine *e, const struct probe_opts *o, const char *self);
+/* `vet`: creates its own engine (no modules), loads o->module_fd. */
+int probe_vet(const struct probe_opts *o);
 
 #endif

@@ -1,0 +1,411 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The host's side of vetting (vet.h): find a cached verdict, or spawn
+ * `mpcengine-probe vet` on the module's checked descriptor, follow its steps
+ * on a pipe, bound it by [tune] vet_timeout, and turn how it ended into a
+ * verdict. Spawned like the tune (selector/spawn.c): posix_spawn, no fork,
+ * the application's signal mask and dispositions not inherited, nothing but
+ * the pipe and the module's descriptor handed down; in its own process
+ * group, so a module that forks leaves nothing behind.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "engine/runtime/vet.h"
+#include "engine/selector/selector.h"
+
+extern char **environ;
+
+int mpce_vet_in_helper;
+void (*mpce_vet_step_hook)(const char *step, const char *what);
+
+/* Descriptor numbers the helper finds the pipe and the module on. */
+#define VET_PIPE_FD 3
+#define VET_MODULE_FD 4
+
+static long long now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* What the helper said so far. */
+struct vet_run {
+    char step[200];          /* the step under way, as words for a reason */
+    char fail[400];          /* the helper's own finding (a leak), first one */
+    char error[400];         /* the helper could not vet at all */
+    char skipped[300];
+    int done;
+    int oom;
+    struct mpce_verdict *v;
+};
+
+static void take_line(void *arg, char *line)
+{
+    struct vet_run *r = arg;
+    if (strncmp(line, "step ", 5) == 0) {
+        const char *s = line + 5;
+        if (strcmp(s, "load") == 0)
+            snprintf(r->step, sizeof(r->step), "while being loaded (dlopen, its constructors)");
+        else if (strcmp(s, "entry") == 0)
+            snprintf(r->step, sizeof(r->step), "in its entry point (%s)",
+                     MPCE_PLUGIN_ENTRY_SYMBOL);
+        else if (strcmp(s, "probe") == 0 || strcmp(s, "init") == 0 || strcmp(s, "fini") == 0)
+            snprintf(r->step, sizeof(r->step), "in its %s", s);
+        else if (strncmp(s, "implprobe ", 10) == 0)
+            snprintf(r->step, sizeof(r->step), "in the probe of implementation %.64s", s + 10);
+        else if (strncmp(s, "selftest ", 9) == 0)
+            snprintf(r->step, sizeof(r->step), "in the self-test of implementation %.64s",
+                     s + 9);
+        else
+            snprintf(r->step, sizeof(r->step), "in step %.64s", s);
+    } else if (strncmp(line, "kat ", 4) == 0) {
+        char *name = line + 4, *sp = strchr(name, ' ');
+        if (!sp)
+            return;
+        *sp = '\0';
+        int pass = strcmp(sp + 1, "pass") == 0;
+        struct mpce_verdict *v = r->v;
+        struct mpce_vet_impl *grown = realloc(v->impls, (v->n_impls + 1) * sizeof(*grown));
+        if (!grown || !mpce_registry_valid_name(name)) {
+            r->oom |= !grown;
+            if (grown)
+                v->impls = grown;
+            return;
+        }
+        v->impls = grown;
+        struct mpce_vet_impl *im = &v->impls[v->n_impls++];
+        snprintf(im->name, sizeof(im->name), "%s", name);
+        im->pass = pass;
+        snprintf(im->reason, sizeof(im->reason), "%s",
+                 pass ? "" : strncmp(sp + 1, "fail ", 5) == 0 ? sp + 6 : sp + 1);
+    } else if (strncmp(line, "fail ", 5) == 0) {
+        if (!r->fail[0])
+            snprintf(r->fail, sizeof(r->fail), "%s", line + 5);
+    } else if (strncmp(line, "error ", 6) == 0) {
+        snprintf(r->error, sizeof(r->error), "%s", line + 6);
+    } else if (strncmp(line, "skipped ", 8) == 0) {
+        snprintf(r->skipped, sizeof(r->skipped), "%s", line + 8);
+    } else if (strcmp(line, "done") == 0) {
+        r->done = 1;
+    }
+}
+
+static const char *signal_name(int sig)
+{
+    switch (sig) {
+    case SIGSEGV: return "SIGSEGV";
+    case SIGBUS: return "SIGBUS";
+    case SIGILL: return "SIGILL";
+    case SIGFPE: return "SIGFPE";
+    case SIGABRT: return "SIGABRT";
+    case SIGKILL: return "SIGKILL";
+    case SIGTERM: return "SIGTERM";
+    case SIGPIPE: return "SIGPIPE";
+    case SIGTRAP: return "SIGTRAP";
+    case SIGSYS: return "SIGSYS";
+    default: return "a signal";
+    }
+}
+
+/* Whether the helper's first process has ended, without reaping it: while
+ * it is a zombie its process group cannot be another's. */
+static int leader_ended(pid_t pid)
+{
+    siginfo_t si;
+    memset(&si, 0, sizeof(si));
+    if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) != 0)
+        return errno == ECHILD; /* reaped by the application (SIGCHLD ignored) */
+    return si.si_pid == pid;
+}
+
+/* Kill what is left of the helper's process group, then reap the helper:
+ * its wait status, or -1 if the application reaped it first. */
+static int finish(pid_t pid)
+{
+    kill(-pid, SIGKILL);
+    int status;
+    pid_t r;
+    while ((r = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
+        ;
+    return r == pid ? status : -1;
+}
+
+/* Spawn the helper on f; its pid and the read end of its pipe, or -1 with
+ * why. */
+static pid_t start(mpce_engine *e, const char *helper, const struct mpce_module_file *f,
+                   int *rfd, char *why, size_t len)
+{
+    const mpce_options *opts = e->create_opts;
+    char flags[32];
+    snprintf(flags, sizeof(flags), "%u", opts ? opts->flags : 0u);
+    const char *argv[16];
+    size_t n = 0;
+    argv[n++] = helper;
+    argv[n++] = "vet";
+    argv[n++] = "--module-fd";
+    argv[n++] = "4";
+    argv[n++] = "--path";
+    argv[n++] = f->path;
+    argv[n++] = "--flags";
+    argv[n++] = flags;
+    if (opts && opts->config_path) {
+        argv[n++] = "--config";
+        argv[n++] = opts->config_path;
+    }
+    if (opts && opts->plugin_path) {
+        argv[n++] = "--plugin-path";
+        argv[n++] = opts->plugin_path;
+    }
+    argv[n] = NULL;
+
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0) {
+        snprintf(why, len, "pipe: %s", strerror(errno));
+        return -1;
+    }
+    /* Above 4, so that placing them on 3 and 4 cannot clobber one with the
+     * other. */
+    int wfd = fcntl(fds[1], F_DUPFD_CLOEXEC, 10), mfd = fcntl(f->fd, F_DUPFD_CLOEXEC, 10);
+    close(fds[1]);
+    if (wfd < 0 || mfd < 0) {
+        snprintf(why, len, "fcntl(F_DUPFD): %s", strerror(errno));
+        close(fds[0]);
+        if (wfd >= 0)
+            close(wfd);
+        if (mfd >= 0)
+            close(mfd);
+        return -1;
+    }
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_adddup2(&fa, wfd, VET_PIPE_FD);
+    posix_spawn_file_actions_adddup2(&fa, mfd, VET_MODULE_FD);
+#ifdef HAVE_POSIX_SPAWN_FILE_ACTIONS_ADDCLOSEFROM_NP
+    posix_spawn_file_actions_addclosefrom_np(&fa, VET_MODULE_FD + 1);
+#endif
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    sigset_t none, all;
+    sigemptyset(&none);
+    sigfillset(&all);
+    posix_spawnattr_setsigmask(&attr, &none);
+    posix_spawnattr_setsigdefault(&attr, &all);
+    posix_spawnattr_setpgroup(&attr, 0);
+    posix_spawnattr_setflags(&attr,
+                             POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
+    pid_t pid;
+    int rc = posix_spawn(&pid, helper, &fa, &attr, (char *const *)argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&attr);
+    close(wfd);
+    close(mfd);
+    if (rc != 0) {
+        close(fds[0]);
+        snprintf(why, len, "cannot start %s: %s", helper, strerror(rc));
+        return -1;
+    }
+    *rfd = fds[0];
+    return pid;
+}
+
+/* Run the helper on f: 0 with *v (pass or fail), or -1 with why when it
+ * could not vet at all. */
+static int run_helper(mpce_engine *e, const char *helper, const struct mpce_module_file *f,
+                      struct mpce_verdict *v, char *why, size_t len)
+{
+    int rfd;
+    pid_t pid = start(e, helper, f, &rfd, why, len);
+    if (pid < 0)
+        return -1;
+    struct vet_run r = {.v = v};
+    struct mpce_lines lines = {.have = 0};
+    const unsigned limit = e->cfg.tune.vet_ms;
+    const long long deadline = now_ms() + limit;
+    int timed_out = 0, eof = 0;
+    for (;;) {
+        long long left = deadline - now_ms();
+        if (left <= 0) {
+            timed_out = 1;
+            break;
+        }
+        struct pollfd pfd = {.fd = rfd, .events = POLLIN};
+        /* Wake every 50 ms: a module may hand the pipe to a child of its
+         * own, so the helper's end is not always the last writer. */
+        int pr = poll(&pfd, 1, (int)(left < 50 ? left : 50));
+        if (pr > 0 && !eof) {
+            ssize_t got = mpce_lines_read(&lines, rfd, take_line, &r);
+            if (got < 0 && errno == EINTR)
+                continue;
+            if (got <= 0)
+                eof = 1;
+        }
+        if (leader_ended(pid)) {
+            /* What it wrote before ending is in the pipe: take it. */
+            int fl = fcntl(rfd, F_GETFL);
+            fcntl(rfd, F_SETFL, fl | O_NONBLOCK);
+            while (!eof) {
+                ssize_t got = mpce_lines_read(&lines, rfd, take_line, &r);
+                if (got < 0 && errno == EINTR)
+                    continue;
+                if (got <= 0)
+                    break;
+            }
+            break;
+        }
+        if (eof) {
+            /* The pipe closed but the helper goes on: wait for it, not
+             * for the pipe. */
+            struct timespec ms = {0, 5000000};
+            nanosleep(&ms, NULL);
+        }
+    }
+    close(rfd);
+    int status = finish(pid);
+    if (r.oom) {
+        snprintf(why, len, "out of memory reading its report");
+        return -1;
+    }
+    /* The helper announces loading before it dlopens anything: one that
+     * said nothing failed on its own (not a helper, an old one without
+     * `vet`, or one that cannot start), whatever the module is. */
+    if (!r.step[0] && !r.error[0]) {
+        if (timed_out)
+            snprintf(why, len, "it said nothing within [tune] vet_timeout = %.1f s",
+                     limit / 1000.0);
+        else if (status != -1 && WIFEXITED(status))
+            snprintf(why, len, "it exited with status %d before loading the module (not a "
+                     "helper with `vet`?)", WEXITSTATUS(status));
+        else if (status != -1 && WIFSIGNALED(status))
+            snprintf(why, len, "it was killed by %s before loading the module",
+                     signal_name(WTERMSIG(status)));
+        else
+            snprintf(why, len, "it ended before loading the module");
+        return -1;
+    }
+    if (timed_out) {
+        snprintf(v->reason, sizeof(v->reason), "timed out after %.1f s %s ([tune] vet_timeout)",
+                 limit / 1000.0, r.step);
+        return 0;
+    }
+    if (r.error[0]) {
+        snprintf(why, len, "%s", r.error);
+        return -1;
+    }
+    if (status != -1 && WIFSIGNALED(status)) {
+        int sig = WTERMSIG(status);
+        if (sig == SIGABRT)
+            snprintf(v->reason, sizeof(v->reason), "aborted (SIGABRT) %s", r.step);
+        else
+            snprintf(v->reason, sizeof(v->reason), "killed by %s (signal %d) %s",
+                     signal_name(sig), sig, r.step);
+        return 0;
+    }
+    if (!r.done) {
+        if (status != -1 && WIFEXITED(status))
+            snprintf(v->reason, sizeof(v->reason), "called exit(%d) %s", WEXITSTATUS(status),
+                     r.step);
+        else
+            snprintf(v->reason, sizeof(v->reason), "ended %s before its vet finished",
+                     r.step);
+        return 0;
+    }
+    if (r.fail[0]) {
+        snprintf(v->reason, sizeof(v->reason), "%s", r.fail);
+        return 0;
+    }
+    if (status != -1 && WIFEXITED(status) && WEXITSTATUS(status) != 0) {
+        /* Finished its report, then exited otherwise (an atexit handler or
+         * destructor of the module's). */
+        snprintf(v->reason, sizeof(v->reason), "exited with status %d after its vet (in its "
+                 "destructors or atexit handlers)", WEXITSTATUS(status));
+        return 0;
+    }
+    v->pass = 1;
+    return 0;
+}
+
+enum mpce_vet_result mpce_vet_module(mpce_engine *e, const struct mpce_module_file *f,
+                                     struct mpce_verdict *v)
+{
+    static int said_secure, said_helper, said_cache;
+    memset(v, 0, sizeof(*v));
+    if (mpce_verdict_read(e, f, v)) {
+        mpce_log(&e->log, MPCE_LOG_DEBUG, NULL, "%s: vet verdict from %s: %s", f->path,
+                 v->source, v->pass ? "passed" : v->reason);
+        return v->pass ? MPCE_VET_PASS : MPCE_VET_FAIL;
+    }
+    if (mpce_vet_in_helper)
+        return MPCE_VET_OFF;
+    if (mpce_selector_secure()) {
+        if (!__atomic_exchange_n(&said_secure, 1, __ATOMIC_RELAXED))
+            mpce_log(&e->log, MPCE_LOG_INFO, NULL, "module isolation is off: a setuid or setgid "
+                     "process does not start the probe helper, so modules are loaded and "
+                     "self-tested in this process");
+        return MPCE_VET_OFF;
+    }
+    const char *helper = mpce_selector_helper(e);
+    char why[4400];
+    if (!mpce_selector_helper_ok(e, helper, why, sizeof(why))) {
+        if (!__atomic_exchange_n(&said_helper, 1, __ATOMIC_RELAXED))
+            mpce_log(&e->log, MPCE_LOG_INFO, NULL, "module isolation is off (%s): modules are "
+                     "loaded and self-tested in this process; install mpcengine-probe or set "
+                     "[tune] helper", why);
+        return MPCE_VET_OFF;
+    }
+    if (run_helper(e, helper, f, v, why, sizeof(why)) != 0) {
+        mpce_verdict_free(v);
+        memset(v, 0, sizeof(*v));
+        mpce_log(&e->log, MPCE_LOG_WARNING, NULL, "%s: could not be vetted out of process (%s "
+                 "vet: %s): loading it in this process", f->path, helper, why);
+        return MPCE_VET_OFF;
+    }
+    mpce_log(&e->log, v->pass ? MPCE_LOG_DEBUG : MPCE_LOG_WARNING, NULL,
+             "%s: vetted out of process: %s", f->path, v->pass ? "passed" : v->reason);
+    if (mpce_verdict_write(e, f, v, why, sizeof(why)) == 0)
+        mpce_log(&e->log, MPCE_LOG_DEBUG, NULL, "%s: vet verdict cached in %s", f->path, why);
+    else if (!__atomic_exchange_n(&said_cache, 1, __ATOMIC_RELAXED))
+        mpce_log(&e->log, MPCE_LOG_INFO, NULL, "module vet verdicts cannot be cached (%s): "
+                 "each engine vets its modules again; set [tune] dir to a directory this "
+                 "process can write", why);
+    return v->pass ? MPCE_VET_PASS : MPCE_VET_FAIL;
+}
+
+void mpce_vet_apply(mpce_engine *e, const struct mpce_module *m, const struct mpce_verdict *v)
+{
+    for (size_t i = 0; i < e->n_slots; i++) {
+        struct mpce_slot *s = e->slots[i];
+        if (s->module != m || mpce_slot_state(s) != MPCE_ST_UNTESTED)
+            continue;
+        for (size_t k = 0; k < v->n_impls; k++) {
+            const struct mpce_vet_impl *im = &v->impls[k];
+            if (strcmp(im->name, s->impl->name) != 0)
+                continue;
+            if (im->pass) {
+                s->reason[0] = '\0';
+                s->state = MPCE_ST_PASS;
+            } else {
+                snprintf(s->reason, sizeof(s->reason), "self-test failed: %.290s", im->reason);
+                mpce_log(&e->log, MPCE_LOG_ERROR, m->name, "%s failed its self-test: %s",
+                         s->impl->name, im->reason);
+                s->state = MPCE_ST_FAIL;
+            }
+            break;
+        }
+    }
+}

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Vetting a module out of process before the host loads it (DESIGN.md
+ * "Loader"): the probe helper (`mpcengine-probe vet`) loads the one module
+ * from the descriptor the host checked and hashed, runs its constructors,
+ * entry point, probe, init, implementation probes and every
+ * implementation's known-answer self-test, and reports each step on a pipe.
+ * A module that crashes, aborts, calls exit(), hangs past [tune] vet_timeout
+ * or leaves file descriptors open there fails, with the step named, and the
+ * host never dlopens it. The verdict is cached with the module's fingerprint
+ * (engine/selector/verdicts.c), so each file is vetted once per machine and
+ * engine version.
+ */
+#ifndef MPCE_RUNTIME_VET_H
+#define MPCE_RUNTIME_VET_H
+
+#include <stddef.h>
+
+#include "engine/internal.h"
+#include "engine/runtime/module_file.h"
+
+/* One implementation's known-answer test as the helper ran it. */
+struct mpce_vet_impl {
+    char name[MPCE_NAME_MAX + 1];
+    int pass;
+    char reason[300];
+};
+
+struct mpce_verdict {
+    int pass;                 /* its code ran to the end without a fault */
+    char reason[400];         /* failed: what happened, and in which step */
+    struct mpce_vet_impl *impls; /* malloc'd */
+    size_t n_impls;
+    char source[4200];        /* the cache file it came from, or "" when fresh */
+};
+
+enum mpce_vet_result {
+    MPCE_VET_OFF = 0,         /* not vetted: load in process, as without isolation */
+    MPCE_VET_PASS,
+    MPCE_VET_FAIL
+};
+
+/*
+ * The verdict on the module open on f (checked and hashed): a valid cached
+ * one, else a fresh one from the helper, cached when a state directory can
+ * be written. OFF when isolation is off here (a setuid process, no helper,
+ * a helper that could not run), logged once; *v is then empty.
+ */
+enum mpce_vet_result mpce_vet_module(mpce_engine *e, const struct mpce_module_file *f,
+                                     struct mpce_verdict *v);
+
+/* The self-test results of a passed verdict onto the slots of module m:
+ * passed ones PASS, failed ones FAIL with the reason (never called), those
+ * the helper did not test stay UNTESTED (tested in process when used). */
+void mpce_vet_apply(mpce_engine *e, const struct mpce_module *m, const struct mpce_verdict *v);
+
+void mpce_verdict_free(struct mpce_verdict *v);
+
+/* Set by mpcengine-probe: this process is the isolation. Its engines read
+ * cached verdicts (and skip failed modules) but never spawn a vet. */
+extern int mpce_vet_in_helper;
+
+/* Called by the loader as each step of a module's code begins ("load",
+ * "entry", "probe", "init", "implprobe", "fini"; `what` names the
+ * implementation for "implprobe"). NULL except in the vetting helper; while
+ * it is set, the loader starts a module whatever [plugin.NAME] enabled says,
+ * so that its probe and init are vetted too. */
+extern void (*mpce_vet_step_hook)(const char *step, const char *what);
+
+/* ---- the cache (engine/selector/verdicts.c) ------------------------------------ */
+
+/* A valid cached verdict for f on this machine and engine version: 1 with
+ * *v filled; 0 when there is none (or it is stale, or f's path cannot be
+ * cached). */
+int mpce_verdict_read(const mpce_engine *e, const struct mpce_module_file *f,
+                      struct mpce_verdict *v);
+/* Write v for f atomically into the first state directory that can take it;
+ * 0 with the file's path in where, or -1 with the reason. */
+int mpce_verdict_write(const mpce_engine *e, const struct mpce_module_file *f,
+                       const struct mpce_verdict *v, char *where, size_t len);
+
+#endif

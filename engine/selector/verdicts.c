@@ -1,0 +1,238 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The vet verdicts' cache (runtime/vet.h): one small text file per module
+ * path, STATE/verdicts/<hash of the path>.txt beside the pins, written to a
+ * temporary file and renamed into place like the pins, so a reader sees a
+ * whole old file or a whole new one. The file opens with the fingerprint it
+ * was made for, which must match line for line:
+ *
+ *   mpcengine-verdict 1
+ *   path /usr/lib/.../aesni.so
+ *   size 123456
+ *   mtime 1700000000
+ *   dev 2049
+ *   inode 393222
+ *   sha256 <64 hex>
+ *   cpu <the selector's CPU signature>
+ *   engine <engine version>
+ *   verdict pass | verdict fail <reason>
+ *   impl <name> pass | impl <name> fail <reason>    (any number)
+ *   end
+ *
+ * A module replaced on disk (even by rename with the same size and mtime)
+ * has another inode and usually other bytes; a new CPU or engine version
+ * may change a self-test's outcome: each makes the entry stale, and the
+ * module is vetted again.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "engine/runtime/vet.h"
+#include "engine/selector/pins_text.h"
+#include "engine/selector/selector.h"
+
+#define VERDICT_MAGIC "mpcengine-verdict 1\n"
+
+/* The fingerprint block; -1 when a field holds a newline (nothing cached). */
+static int fingerprint(const struct mpce_module_file *f, char *buf, size_t len)
+{
+    char cpu[512];
+    mpce_signature_cpu(cpu, sizeof(cpu));
+    if (strchr(f->path, '\n') || strchr(cpu, '\n') || !f->sha256[0])
+        return -1;
+    int n = snprintf(buf, len,
+                     VERDICT_MAGIC "path %s\nsize %llu\nmtime %lld\ndev %llu\ninode %llu\n"
+                     "sha256 %s\ncpu %s\nengine %s\n",
+                     f->path, f->size, f->mtime, f->dev, f->ino, f->sha256, cpu,
+                     mpce_version());
+    return n > 0 && (size_t)n < len ? 0 : -1;
+}
+
+/* FNV-1a of the path: names the file; the path inside is what is checked. */
+static void file_name(const char *dir, const char *path, char *out, size_t len)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (const unsigned char *p = (const unsigned char *)path; *p; p++)
+        h = (h ^ *p) * 0x100000001b3ull;
+    snprintf(out, len, "%s/verdicts/%016llx.txt", dir, (unsigned long long)h);
+}
+
+static int add_impl(struct mpce_verdict *v, const char *name, int pass, const char *reason)
+{
+    struct mpce_vet_impl *grown = realloc(v->impls, (v->n_impls + 1) * sizeof(*grown));
+    if (!grown)
+        return -1;
+    v->impls = grown;
+    struct mpce_vet_impl *im = &v->impls[v->n_impls++];
+    snprintf(im->name, sizeof(im->name), "%s", name);
+    im->pass = pass;
+    snprintf(im->reason, sizeof(im->reason), "%s", reason ? reason : "");
+    return 0;
+}
+
+/* The body after the fingerprint: 0 for a whole, well-formed one. */
+static int parse_body(char *body, struct mpce_verdict *v)
+{
+    int have_verdict = 0, ended = 0;
+    for (char *line = body, *nl; line && *line && !ended; line = nl ? nl + 1 : NULL) {
+        nl = strchr(line, '\n');
+        if (!nl)
+            return -1; /* a cut-off line: a torn or foreign file */
+        *nl = '\0';
+        if (strcmp(line, "end") == 0) {
+            ended = 1;
+        } else if (strcmp(line, "verdict pass") == 0) {
+            v->pass = have_verdict = 1;
+        } else if (strncmp(line, "verdict fail ", 13) == 0) {
+            v->pass = 0;
+            have_verdict = 1;
+            snprintf(v->reason, sizeof(v->reason), "%s", line + 13);
+        } else if (strncmp(line, "impl ", 5) == 0) {
+            char *name = line + 5, *sp = strchr(name, ' ');
+            if (!sp)
+                return -1;
+            *sp = '\0';
+            const char *rest = sp + 1;
+            int pass = strcmp(rest, "pass") == 0;
+            if (!pass && strncmp(rest, "fail ", 5) != 0)
+                return -1;
+            if (!mpce_registry_valid_name(name) ||
+                add_impl(v, name, pass, pass ? "" : rest + 5) != 0)
+                return -1;
+        } else {
+            return -1;
+        }
+    }
+    return have_verdict && ended ? 0 : -1;
+}
+
+static int read_one(const mpce_engine *e, const char *dir, const char *want,
+                    const struct mpce_module_file *f, struct mpce_verdict *v)
+{
+    char path[4200], why[256];
+    file_name(dir, f->path, path, sizeof(path));
+    /* A privileged process trusts only what it could trust as configuration:
+     * a cached pass skips the self-test. */
+    int fd = e->cfg.privileged ? mpce_file_open_trusted(path, why, sizeof(why))
+                               : open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return 0;
+    char buf[65536];
+    size_t have = 0;
+    ssize_t got;
+    while (have < sizeof(buf) - 1 &&
+           ((got = read(fd, buf + have, sizeof(buf) - 1 - have)) > 0 ||
+            (got < 0 && errno == EINTR)))
+        have += got > 0 ? (size_t)got : 0;
+    close(fd);
+    buf[have] = '\0';
+    size_t wl = strlen(want);
+    if (have <= wl || memcmp(buf, want, wl) != 0)
+        return 0; /* stale: another file, CPU or engine version */
+    memset(v, 0, sizeof(*v));
+    if (parse_body(buf + wl, v) != 0) {
+        mpce_verdict_free(v);
+        return 0;
+    }
+    snprintf(v->source, sizeof(v->source), "%s", path);
+    return 1;
+}
+
+int mpce_verdict_read(const mpce_engine *e, const struct mpce_module_file *f,
+                      struct mpce_verdict *v)
+{
+    char want[8192], dirs[2][4096];
+    if (fingerprint(f, want, sizeof(want)) != 0)
+        return 0;
+    size_t nd = mpce_selector_dirs(&e->cfg, dirs);
+    for (size_t i = 0; i < nd; i++)
+        if (read_one(e, dirs[i], want, f, v))
+            return 1;
+    return 0;
+}
+
+/* One line of text without newlines (reasons come from a module's words). */
+static void put_line(FILE *out, const char *prefix, const char *text)
+{
+    fputs(prefix, out);
+    for (const char *p = text; *p; p++)
+        fputc(*p == '\n' || *p == '\r' ? ' ' : *p, out);
+    fputc('\n', out);
+}
+
+static int write_one(const char *dir, const char *want, const struct mpce_module_file *f,
+                     const struct mpce_verdict *v, char *where, size_t len)
+{
+    char path[4200], sub[4200], tmp[4300];
+    snprintf(sub, sizeof(sub), "%s/verdicts", dir);
+    if (mpce_pins_make_dir(sub, sub, where, len) != 0)
+        return -1;
+    file_name(dir, f->path, path, sizeof(path));
+    snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path);
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        snprintf(where, len, "%.900s: cannot create a temporary file: %s", sub, strerror(errno));
+        return -1;
+    }
+    /* Readable by all, like the pins: it says nothing secret. */
+    fchmod(fd, 0644);
+    FILE *out = fdopen(fd, "w");
+    if (!out) {
+        close(fd);
+        unlink(tmp);
+        snprintf(where, len, "%.900s: %s", tmp, strerror(errno));
+        return -1;
+    }
+    fputs(want, out);
+    put_line(out, v->pass ? "verdict pass" : "verdict fail ", v->pass ? "" : v->reason);
+    for (size_t i = 0; i < v->n_impls; i++) {
+        char prefix[128];
+        snprintf(prefix, sizeof(prefix), "impl %s %s", v->impls[i].name,
+                 v->impls[i].pass ? "pass" : "fail ");
+        put_line(out, prefix, v->impls[i].pass ? "" : v->impls[i].reason);
+    }
+    fputs("end\n", out);
+    int bad = ferror(out);
+    bad |= fclose(out) != 0;
+    if (bad || rename(tmp, path) != 0) {
+        snprintf(where, len, "%.900s: cannot write it: %s", path, strerror(errno));
+        unlink(tmp);
+        return -1;
+    }
+    snprintf(where, len, "%s", path);
+    return 0;
+}
+
+int mpce_verdict_write(const mpce_engine *e, const struct mpce_module_file *f,
+                       const struct mpce_verdict *v, char *where, size_t len)
+{
+    char want[8192], dirs[2][4096];
+    if (fingerprint(f, want, sizeof(want)) != 0) {
+        snprintf(where, len, "%s: a path with a newline is never cached", f->path);
+        return -1;
+    }
+    size_t nd = mpce_selector_dirs(&e->cfg, dirs);
+    char why[2][4400] = {"", ""};
+    for (size_t i = 0; i < nd; i++)
+        if (write_one(dirs[i], want, f, v, why[i], sizeof(why[i])) == 0) {
+            snprintf(where, len, "%s", why[i]);
+            return 0;
+        }
+    snprintf(where, len, "%.2000s%s%.2000s", why[0], nd > 1 ? "; " : "", nd > 1 ? why[1] : "");
+    return -1;
+}
+
+void mpce_verdict_free(struct mpce_verdict *v)
+{
+    free(v->impls);
+    v->impls = NULL;
+    v->n_impls = 0;
+}
