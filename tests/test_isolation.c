@@ -1,0 +1,442 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Modules that cannot take the host down: each misbehaving module
+ * (tests/modules/mod_bad.c) sits in a plugin directory beside a good one
+ * ("okay"). The engine vets both in the probe helper before loading either;
+ * the bad one fails with the step and the fault named, is never loaded, and
+ * this process, the good module and the engine carry on. Verdicts are cached
+ * in a per-suite state directory ([tune] dir), reused, and dropped when the
+ * file changes.
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "engine/internal.h"
+#include "engine/selector/selector.h"
+#include "tests/testutil.h"
+
+static char *state_dir; /* the suite's [tune] dir: its verdict cache */
+
+struct logbuf {
+    char text[1 << 16];
+    size_t used;
+};
+
+static void log_to(void *arg, mpce_log_level level, const char *plugin, const char *message)
+{
+    struct logbuf *l = arg;
+    (void)level;
+    int n = snprintf(l->text + l->used, sizeof(l->text) - l->used, "%s%s%s\n",
+                     plugin ? plugin : "", plugin ? ": " : "", message);
+    if (n > 0)
+        l->used += (size_t)n < sizeof(l->text) - l->used ? (size_t)n
+                                                         : sizeof(l->text) - l->used - 1;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* An engine over plugin directory dir, vetting with the built helper into
+ * the suite's state directory; extra goes at the end of [tune]. */
+static mpce_status engine_in(const char *dir, const char *extra, struct logbuf *log,
+                             mpce_engine **out)
+{
+    char text[4096];
+    snprintf(text, sizeof(text),
+             "[engine]\nuser_config = no\n[tune]\nmode = off\ndir = %s\nhelper = %s\n"
+             "vet_timeout = 0.5\n%s",
+             state_dir, PROBE_BIN, extra ? extra : "");
+    char *conf = tu_write_temp(text);
+    if (log)
+        log->used = 0, log->text[0] = '\0';
+    mpce_options opts = {
+        .struct_size = sizeof(opts),
+        .config_path = conf,
+        .plugin_path = dir,
+        .flags = MPCE_OPT_NO_USER_CONFIG | MPCE_OPT_NO_ENV | MPCE_OPT_NO_SYSTEM_CONFIG,
+        .log = log ? log_to : NULL,
+        .log_arg = log,
+        .log_level = MPCE_LOG_DEBUG,
+    };
+    mpce_status st = mpce_engine_new(&opts, out);
+    unlink(conf);
+    free(conf);
+    return st;
+}
+
+/* dir/name as a copy of BAD_DIR/bad_<which>.so, put in place by rename. */
+static void place(const char *dir, const char *name, const char *which)
+{
+    char src[4096], tmp[4096], dst[4096];
+    snprintf(src, sizeof(src), "%s/bad_%s.so", BAD_DIR, which);
+    char *copy = tu_copy_into(src, dir, 0755);
+    snprintf(tmp, sizeof(tmp), "%s", copy);
+    snprintf(dst, sizeof(dst), "%s/%s", dir, name);
+    if (strcmp(tmp, dst) != 0 && rename(tmp, dst) != 0) {
+        fprintf(stderr, "rename %s %s: %s\n", tmp, dst, strerror(errno));
+        abort();
+    }
+    free(copy);
+}
+
+/* The listing row of the module file dir/name, or NULL. */
+static const mpce_impl_info *row_of(mpce_engine *e, const char *dir, const char *name,
+                                    const char *impl)
+{
+    const mpce_impl_info *rows;
+    size_t n;
+    if (mpce_list(e, 0, &rows, &n) != MPCE_OK)
+        return NULL;
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(rows[i].path, path) == 0 && strcmp(rows[i].impl, impl) == 0)
+            return &rows[i];
+    return NULL;
+}
+
+/* A real call through prg-okay gives what the built-in soft backend gives. */
+static int prg_agrees(mpce_engine *e)
+{
+    uint8_t key[16], in[64], a[64], b[64];
+    for (size_t i = 0; i < sizeof(key); i++)
+        key[i] = (uint8_t)(i * 7 + 1);
+    for (size_t i = 0; i < sizeof(in); i++)
+        in[i] = (uint8_t)(i * 13 + 5);
+    mpce_prg *ctx;
+    if (mpce_prg_new(e, key, 1, &ctx) != MPCE_OK)
+        return 0;
+    int ok = mpce_prg_ecb(ctx, "prg-okay", 0, in, a, 4) == MPCE_OK &&
+             mpce_prg_ecb(ctx, "prg-soft-bitslice", 0, in, b, 4) == MPCE_OK && memcmp(a, b, 64) == 0;
+    mpce_prg_free(ctx);
+    return ok;
+}
+
+/* The good module beside the bad one works: passed (from the vet), usable. */
+static void check_okay(mpce_engine *e)
+{
+    struct mpce_slot *s = mpce_registry_find(e, "prg-okay");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    CU_ASSERT_EQUAL(mpce_slot_state(s), MPCE_ST_PASS); /* the vet's verdict, no test here */
+    CU_ASSERT_EQUAL(mpce_registry_usable(e, s, ""), MPCE_OK);
+    size_t passed = 0, failed = 0;
+    CU_ASSERT_EQUAL(mpce_selftest(e, "prg-okay", &passed, &failed), MPCE_OK);
+    CU_ASSERT_EQUAL(passed, 1);
+    CU_ASSERT(prg_agrees(e));
+}
+
+/* No helper is left behind: every child was reaped, none is still running. */
+static void check_no_children(void)
+{
+    errno = 0;
+    CU_ASSERT_EQUAL(waitpid(-1, NULL, WNOHANG), -1);
+    CU_ASSERT_EQUAL(errno, ECHILD);
+}
+
+struct bad_case {
+    const char *which;  /* bad_<which>.so */
+    const char *fault;  /* in the reason */
+    const char *where;  /* ... and the step */
+};
+
+static const struct bad_case cases[] = {
+    {"ctor_segv", "killed by SIGSEGV", "while being loaded"},
+    {"ctor_exit", "called exit(3)", "while being loaded"},
+    {"entry_segv", "killed by SIGSEGV", "in its entry point"},
+    {"entry_abort", "aborted (SIGABRT)", "in its entry point"},
+    {"entry_exit", "called exit(3)", "in its entry point"},
+    {"entry_hang", "timed out after 0.5 s", "in its entry point"},
+    {"entry_leakfd", "left 2 file descriptors open", "after its entry point"},
+    {"probe_segv", "killed by SIGSEGV", "in its probe"},
+    {"probe_abort", "aborted (SIGABRT)", "in its probe"},
+    {"probe_exit", "called exit(3)", "in its probe"},
+    {"probe_hang", "timed out after 0.5 s", "in its probe"},
+    {"probe_leakfd", "left 2 file descriptors open", "after its probe"},
+    {"init_segv", "killed by SIGSEGV", "in its init"},
+    {"init_abort", "aborted (SIGABRT)", "in its init"},
+    {"init_exit", "called exit(3)", "in its init"},
+    {"init_hang", "timed out after 0.5 s", "in its init"},
+    {"init_leakfd", "left 2 file descriptors open", "after its fini"},
+    {"selftest_segv", "killed by SIGSEGV", "in the self-test of implementation prg-bad"},
+    {"selftest_abort", "aborted (SIGABRT)", "in the self-test of implementation prg-bad"},
+    {"selftest_exit", "called exit(3)", "in the self-test of implementation prg-bad"},
+    {"selftest_hang", "timed out after 0.5 s", "in the self-test of implementation prg-bad"},
+    {"selftest_leakfd", "file descriptors open", /* 2 per call */
+     "after the self-test of implementation prg-bad"},
+};
+
+/* Every case: the engine comes up, the bad module is listed as failed with
+ * the fault and the step, none of it is selectable, the good one works,
+ * and a hang costs no more than vet_timeout. */
+static void test_each_fault(void)
+{
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const struct bad_case *c = &cases[i];
+        char *dir = tu_temp_dir();
+        place(dir, "bad.so", c->which);
+        place(dir, "okay.so", "none_none");
+        static struct logbuf log;
+        mpce_engine *e = NULL;
+        double t0 = now_s();
+        mpce_status st = engine_in(dir, NULL, &log, &e);
+        double took = now_s() - t0;
+        CU_ASSERT_EQUAL(st, MPCE_OK);
+        if (st != MPCE_OK) {
+            fprintf(stderr, "%s: %s\n", c->which, mpce_last_error());
+            tu_remove_dir(dir);
+            continue;
+        }
+        /* Two modules, one of which may hang for vet_timeout = 0.5 s. */
+        CU_ASSERT(took < 3.0);
+        const mpce_impl_info *row = row_of(e, dir, "bad.so", "");
+        CU_ASSERT_PTR_NOT_NULL(row);
+        if (row) {
+            CU_ASSERT_STRING_EQUAL(row->selftest, "fail");
+            CU_ASSERT(strstr(row->reason, "failed its vet in the probe helper") != NULL);
+            CU_ASSERT(strstr(row->reason, c->fault) != NULL);
+            CU_ASSERT(strstr(row->reason, c->where) != NULL);
+            if (!strstr(row->reason, c->fault) || !strstr(row->reason, c->where))
+                fprintf(stderr, "%s: reason: %s\n", c->which, row->reason);
+        }
+        /* Never loaded, so nothing of it can be chosen or pinned. */
+        CU_ASSERT_PTR_NULL(mpce_registry_find(e, "prg-bad"));
+        for (size_t k = 0; k < e->n_modules; k++)
+            if (strstr(e->modules[k]->path, "bad.so"))
+                CU_ASSERT_PTR_NULL(e->modules[k]->handle);
+        check_okay(e);
+        mpce_engine_free(e);
+        check_no_children();
+        tu_remove_dir(dir);
+    }
+}
+
+/* The number of verdict files and the newest modification time among them. */
+static size_t verdict_files(struct timespec *newest)
+{
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/verdicts", state_dir);
+    DIR *d = opendir(path);
+    size_t n = 0;
+    newest->tv_sec = newest->tv_nsec = 0;
+    if (!d)
+        return 0;
+    const struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        if (de->d_name[0] == '.' || !strstr(de->d_name, ".txt"))
+            continue;
+        char file[4400];
+        struct stat sb;
+        snprintf(file, sizeof(file), "%s/%s", path, de->d_name);
+        if (stat(file, &sb) != 0)
+            continue;
+        n++;
+        if (sb.st_mtim.tv_sec > newest->tv_sec ||
+            (sb.st_mtim.tv_sec == newest->tv_sec && sb.st_mtim.tv_nsec > newest->tv_nsec))
+            *newest = sb.st_mtim;
+    }
+    closedir(d);
+    return n;
+}
+
+/* The second engine over the same files spawns nothing: the cached
+ * verdicts are read, not rewritten, and the bad module still fails. */
+static void test_cache_reused(void)
+{
+    char *dir = tu_temp_dir();
+    place(dir, "bad.so", "probe_segv");
+    place(dir, "okay.so", "none_none");
+    static struct logbuf log;
+    mpce_engine *e;
+    struct timespec t1, t2;
+    size_t before = verdict_files(&t1);
+    CU_ASSERT_EQUAL_FATAL(engine_in(dir, NULL, &log, &e), MPCE_OK);
+    CU_ASSERT(strstr(log.text, "vetted out of process: passed") != NULL);
+    CU_ASSERT(strstr(log.text, "vetted out of process: killed by SIGSEGV") != NULL);
+    mpce_engine_free(e);
+    CU_ASSERT_EQUAL(verdict_files(&t1), before + 2);
+
+    double t0 = now_s();
+    CU_ASSERT_EQUAL_FATAL(engine_in(dir, NULL, &log, &e), MPCE_OK);
+    double took = now_s() - t0;
+    CU_ASSERT(strstr(log.text, "vetted out of process") == NULL); /* no helper ran */
+    CU_ASSERT(strstr(log.text, "vet verdict from") != NULL);
+    CU_ASSERT_EQUAL(verdict_files(&t2), before + 2);
+    CU_ASSERT(t2.tv_sec == t1.tv_sec && t2.tv_nsec == t1.tv_nsec); /* nothing rewritten */
+    const mpce_impl_info *row = row_of(e, dir, "bad.so", "");
+    CU_ASSERT(row && strstr(row->reason, "killed by SIGSEGV (signal 11) in its probe") != NULL);
+    check_okay(e);
+    mpce_engine_free(e);
+    (void)took;
+
+    /* Another CPU, or another engine version, may change a self-test's
+     * outcome: the verdict does not carry over. */
+    mpce_signature_cpu_override = "x86 GenuineIntel family 6 model 143 (a test's CPU)";
+    CU_ASSERT_EQUAL_FATAL(engine_in(dir, NULL, &log, &e), MPCE_OK);
+    CU_ASSERT(strstr(log.text, "vetted out of process: passed") != NULL);
+    mpce_engine_free(e);
+    mpce_signature_cpu_override = NULL;
+    check_no_children();
+    tu_remove_dir(dir);
+}
+
+/* A module replaced by rename is another file: its cached verdict no longer
+ * applies and it is vetted again. An engine that has the old file loaded
+ * keeps using the old mapping meanwhile. */
+static void test_replaced_module(void)
+{
+    char *dir = tu_temp_dir();
+    place(dir, "m.so", "none_none");
+    static struct logbuf log;
+    mpce_engine *old;
+    CU_ASSERT_EQUAL_FATAL(engine_in(dir, NULL, &log, &old), MPCE_OK);
+    check_okay(old);
+
+    /* A crashing build renamed over it, as a package manager replaces files. */
+    place(dir, "m.so", "probe_segv");
+    mpce_engine *e;
+    CU_ASSERT_EQUAL_FATAL(engine_in(dir, NULL, &log, &e), MPCE_OK);
+    CU_ASSERT(strstr(log.text, "vetted out of process: killed by SIGSEGV") != NULL);
+    const mpce_impl_info *row = row_of(e, dir, "m.so", "");
+    CU_ASSERT(row && strcmp(row->selftest, "fail") == 0);
+    CU_ASSERT_PTR_NULL(mpce_registry_find(e, "prg-okay"));
+    mpce_engine_free(e);
+    /* The first engine still has the old file mapped, and it still works:
+     * a real call through it. */
+    check_okay(old);
+    CU_ASSERT(prg_agrees(old));
+    mpce_engine_free(old);
+
+    /* And back to a good build: vetted again, loaded. */
+    place(dir, "m.so", "none_none");
+    CU_ASSERT_EQUAL_FATAL(engine_in(dir, NULL, &log, &e), MPCE_OK);
+    CU_ASSERT(strstr(log.text, "vetted out of process: passed") != NULL);
+    check_okay(e);
+    mpce_engine_free(e);
+    check_no_children();
+    tu_remove_dir(dir);
+}
+
+/* strict = yes: a module that failed its vet fails the engine, with why. */
+static void test_strict(void)
+{
+    char *dir = tu_temp_dir();
+    place(dir, "bad.so", "init_abort");
+    static struct logbuf log;
+    mpce_engine *e = NULL;
+    char text[4096];
+    snprintf(text, sizeof(text), "[engine]\nuser_config = no\nstrict = yes\n[tune]\nmode = off\n"
+             "dir = %s\nhelper = %s\n", state_dir, PROBE_BIN);
+    char *conf = tu_write_temp(text);
+    mpce_options opts = {
+        .struct_size = sizeof(opts),
+        .config_path = conf,
+        .plugin_path = dir,
+        .flags = MPCE_OPT_NO_USER_CONFIG | MPCE_OPT_NO_ENV | MPCE_OPT_NO_SYSTEM_CONFIG,
+        .log = log_to,
+        .log_arg = &log,
+    };
+    CU_ASSERT_EQUAL(mpce_engine_new(&opts, &e), MPCE_ERR_PLUGIN);
+    CU_ASSERT(strstr(mpce_last_error(), "aborted (SIGABRT) in its init") != NULL);
+    unlink(conf);
+    free(conf);
+    check_no_children();
+    tu_remove_dir(dir);
+}
+
+/* Without a helper, isolation is off: said once, modules load in process
+ * as before. */
+static void test_no_helper(void)
+{
+    char *dir = tu_temp_dir();
+    place(dir, "okay.so", "none_none");
+    static struct logbuf log;
+    mpce_engine *e;
+    CU_ASSERT_EQUAL_FATAL(engine_in(dir, "helper = /nonexistent/mpcengine-probe\n", &log, &e),
+                          MPCE_OK);
+    CU_ASSERT(strstr(log.text, "module isolation is off") != NULL);
+    struct mpce_slot *s = mpce_registry_find(e, "prg-okay");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    CU_ASSERT_EQUAL(mpce_slot_state(s), MPCE_ST_UNTESTED); /* tested here, when used */
+    CU_ASSERT_EQUAL(mpce_registry_usable(e, s, ""), MPCE_OK);
+    mpce_engine_free(e);
+    tu_remove_dir(dir);
+}
+
+/* `mpcengine list` shows the failed module and why. */
+static void test_cli_list(void)
+{
+    char *dir = tu_temp_dir();
+    place(dir, "bad.so", "selftest_segv");
+    place(dir, "okay.so", "none_none");
+    char text[4096], cmd[8192];
+    snprintf(text, sizeof(text), "[engine]\nuser_config = no\nplugin_path = %s\n[tune]\n"
+             "mode = off\ndir = %s\nhelper = %s\n", dir, state_dir, PROBE_BIN);
+    char *conf = tu_write_temp(text);
+    snprintf(cmd, sizeof(cmd), "%s list --config %s 2>&1", MPCENGINE_BIN, conf);
+    FILE *p = popen(cmd, "r");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    static char out[1 << 16];
+    size_t got = fread(out, 1, sizeof(out) - 1, p);
+    out[got] = '\0';
+    CU_ASSERT_EQUAL(pclose(p), 0);
+    CU_ASSERT(strstr(out, "prg-okay") != NULL);
+    CU_ASSERT(strstr(out, "failed its vet in the probe helper: killed by SIGSEGV (signal 11) "
+                          "in the self-test of implementation prg-bad") != NULL);
+    if (!strstr(out, "killed by SIGSEGV"))
+        fprintf(stderr, "%s", out);
+    unlink(conf);
+    free(conf);
+    tu_remove_dir(dir);
+}
+
+/* [tune] vet_timeout is checked like the other timeouts. */
+static void test_vet_timeout_values(void)
+{
+    static const char *const bad[] = {"0", "-1", "3601", "ten", ""};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        char text[256];
+        snprintf(text, sizeof(text), "[tune]\nvet_timeout = %s\n", bad[i]);
+        mpce_engine *e = NULL;
+        CU_ASSERT_EQUAL(tu_engine_conf(text, &e), MPCE_ERR_CONFIG);
+        CU_ASSERT(strstr(mpce_last_error(), "vet_timeout") != NULL);
+    }
+    mpce_engine *e = NULL;
+    CU_ASSERT_EQUAL_FATAL(tu_engine_conf("[tune]\nvet_timeout = 2.5\n", &e), MPCE_OK);
+    CU_ASSERT_EQUAL(e->cfg.tune.vet_ms, 2500);
+    mpce_engine_free(e);
+}
+
+int main(void)
+{
+    /* A sanitizer build's helper must die of the signal, as a plain one
+     * does, and not report leaks at a module's exit(): its runtime reads
+     * these options when the helper starts. */
+    setenv("ASAN_OPTIONS", "handle_segv=0:handle_abort=0:detect_leaks=0", 1);
+    state_dir = tu_temp_dir();
+    static const struct tu_test tests[] = {
+        {"each fault is named, the host lives on", test_each_fault},
+        {"the verdict is cached and reused", test_cache_reused},
+        {"a module replaced by rename is vetted again", test_replaced_module},
+        {"strict = yes makes a failed vet fatal", test_strict},
+        {"no helper: isolation off, in process", test_no_helper},
+        {"mpcengine list shows the failure", test_cli_list},
+        {"[tune] vet_timeout values are checked", test_vet_timeout_values},
+        {NULL, NULL},
+    };
+    int rc = tu_main("isolation", tests);
+    tu_remove_dir(state_dir);
+    return rc;
+}
