@@ -397,6 +397,19 @@ static void test_cli_list(void)
                           "in the self-test of implementation prg-bad") != NULL);
     if (!strstr(out, "killed by SIGSEGV"))
         fprintf(stderr, "%s", out);
+    /* selftest counts it as a failure, and says so in its exit status. */
+    snprintf(cmd, sizeof(cmd), "%s selftest --config %s 2>&1", MPCENGINE_BIN, conf);
+    p = popen(cmd, "r");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    got = fread(out, 1, sizeof(out) - 1, p);
+    out[got] = '\0';
+    int status = pclose(p);
+    CU_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) != 0);
+    CU_ASSERT(strstr(out, "pass     prg-okay") != NULL);
+    CU_ASSERT(strstr(out, "fail     ") != NULL && strstr(out, "/bad.so: failed its vet") != NULL);
+    CU_ASSERT(strstr(out, " 1 failed, ") != NULL);
+    if (!strstr(out, " 1 failed, "))
+        fprintf(stderr, "%s", out);
     unlink(conf);
     free(conf);
     tu_remove_dir(dir);

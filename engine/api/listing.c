@@ -189,6 +189,17 @@ mpce_status mpce_selftest(mpce_engine *engine, const char *impl, size_t *passed,
     if (st == MPCE_OK && impl != NULL && np + nf == 0)
         st = mpce_error(MPCE_ERR_NOIMPL, "unknown implementation '%.64s': see `mpcengine list`",
                         impl);
+    /* A module whose vet failed (it crashed or hung in the probe helper) was
+     * never loaded: it counts as one failure, like its row in the listing. */
+    const struct mpce_module *vet_fail = NULL;
+    for (size_t i = 0; impl == NULL && i < e->n_modules; i++)
+        if (e->modules[i]->vet_failed) {
+            nf++;
+            vet_fail = vet_fail ? vet_fail : e->modules[i];
+        }
+    if (st == MPCE_OK && vet_fail && !first_fail)
+        st = mpce_error(MPCE_ERR_SELFTEST, "module %s: %s (%zu failure(s) in all): remove or "
+                        "fix the module", vet_fail->path, vet_fail->reason, nf);
     if (st == MPCE_OK && first_fail)
         st = mpce_error(MPCE_ERR_SELFTEST, "%zu implementation(s) failed the self-test; "
                         "first: %s (plugin %s, %s): %s", nf, first_fail->impl->name,
