@@ -107,6 +107,11 @@ static void fork_case_free(struct fork_case *c)
  * with the same bytes. */
 static void test_fork_gets_a_pool(void)
 {
+    if (TU_TSAN) { /* see testutil.h */
+        printf("\n  skipped: fork with a running pool: ThreadSanitizer cannot run the child's "
+               "threads\n");
+        return;
+    }
     char *conf = tu_write_temp("[engine]\nthreads = 3\n");
     mpce_options opts = {.struct_size = sizeof(opts), .config_path = conf,
                          .flags = quiet_flags};

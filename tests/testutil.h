@@ -51,6 +51,24 @@ void tu_write_text(const char *path, const char *text, unsigned mode);
  * Files the child must read need modes that let "nobody" read them. */
 int tu_unprivileged(int (*fn)(void *), void *arg);
 
+/* Whether this program was built with ThreadSanitizer (configure
+ * --enable-sanitizers=thread). TSan cannot follow a multi-threaded process
+ * into a forked child that starts threads of its own: gcc 12's and clang 14's
+ * runtimes keep the parent's threads registered there and abort on the
+ * child's first pthread_create ("dup thread with used id"), and they check
+ * nothing in such a child anyway. Tests whose child starts the pool skip that
+ * part under TSan with a "skipped:" line. */
+#if defined(__SANITIZE_THREAD__)
+#define TU_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define TU_TSAN 1
+#endif
+#endif
+#ifndef TU_TSAN
+#define TU_TSAN 0
+#endif
+
 /* Write `text` to a fresh temporary file and return its path (static
  * storage per call slot is not kept: free() the result). */
 char *tu_write_temp(const char *text);
