@@ -635,7 +635,9 @@ static int proc_missing_child(const char *plug)
         printf("\n  child: open refused: %s", why);
         return 1;
     }
-    if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+    /* The type is ignored for a propagation change; "none" rather than
+     * NULL, which valgrind reads as a string and reports. */
+    if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", "none", MS_REC | MS_PRIVATE, NULL) != 0 ||
         mount("none", "/proc", "tmpfs", 0, NULL) != 0) {
         printf("\n  skipped: cannot hide /proc here (%s)", strerror(errno));
         return 77;
@@ -662,6 +664,7 @@ static void test_proc_missing(void)
     CU_ASSERT_FATAL(pid >= 0);
     if (pid == 0) {
         int rc = proc_missing_child(plug);
+        free(base); /* the parent removes the tree */
         fflush(NULL);
         _exit(rc);
     }
