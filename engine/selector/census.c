@@ -51,10 +51,13 @@ int mpce_census_read(const char *dir, struct mpce_census_entry **out, size_t *co
     int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
     if (!f) {
+        int err = errno;
         if (fd >= 0)
             close(fd);
-        return errno == ENOENT ? 0 : -1;
+        errno = err;
+        return err == ENOENT ? 0 : -1;
     }
+    int rc = 0;
     while (fgets(line, sizeof(line), f)) {
         char key[96];
         unsigned long long n;
@@ -66,50 +69,40 @@ int mpce_census_read(const char *dir, struct mpce_census_entry **out, size_t *co
             mpce_row_parse(key, &op, &v, &sc) != 0)
             continue;
         struct mpce_census_entry *grown = realloc(*out, (*count + 1) * sizeof(**out));
-        if (!grown)
+        if (!grown) {
+            rc = -1;
             break;
+        }
         *out = grown;
         snprintf(grown[*count].key, sizeof(grown[*count].key), "%s", key);
         grown[*count].calls = n;
         (*count)++;
     }
+    /* Counts read only in part would be written back as the whole: the
+     * caller must not merge into them. */
+    int err = rc ? ENOMEM : ferror(f) ? EIO : 0;
     fclose(f);
-    return 0;
-}
-
-/* The merged counts, written whole: a temporary file, then rename. */
-static int write_merged(const char *dir, const uint64_t *add)
-{
-    uint64_t *total = calloc(N_COUNTERS, sizeof(*total));
-    struct mpce_census_entry *old = NULL;
-    size_t n_old = 0;
-    if (!total)
-        return -1;
-    mpce_census_read(dir, &old, &n_old);
-    for (size_t i = 0; i < n_old; i++) {
-        enum mpce_op_id op;
-        unsigned v, sc;
-        if (mpce_row_parse(old[i].key, &op, &v, &sc) == 0)
-            total[((size_t)op * MPCE_VARIANTS + v) * MPCE_SIZE_CLASSES + sc] += old[i].calls;
-    }
-    free(old);
-    char tmp[4200], path[4200];
-    snprintf(path, sizeof(path), "%s/%s", dir, CENSUS_FILE);
-    snprintf(tmp, sizeof(tmp), "%s/.%s.XXXXXX", dir, CENSUS_FILE);
-    int fd = mkstemp(tmp);
-    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-    if (!f) {
-        int err = errno;
-        if (fd >= 0) {
-            close(fd);
-            unlink(tmp);
-        }
-        free(total);
+    if (err) {
+        free(*out);
+        *out = NULL;
+        *count = 0;
         errno = err;
         return -1;
     }
-    fprintf(f, "# libmpcengine census ([tune] census = yes): calls per operation, variant "
-               "and size class\n");
+    return 0;
+}
+
+/* The census text: a header and "KEY CALLS" lines; malloc'd, NULL when out
+ * of memory. */
+static char *census_text(const uint64_t *total, const uint64_t *add, size_t *len)
+{
+    static const char head[] = "# libmpcengine census ([tune] census = yes): calls per "
+                               "operation, variant and size class\n";
+    size_t cap = sizeof(head) + 64, n = sizeof(head) - 1;
+    char *buf = malloc(cap);
+    if (!buf)
+        return NULL;
+    memcpy(buf, head, n);
     for (unsigned op = 0; op < MPCE_OP_COUNT; op++)
         for (unsigned v = 0; v < MPCE_VARIANTS; v++)
             for (unsigned sc = 0; sc < MPCE_SIZE_CLASSES; sc++) {
@@ -117,20 +110,106 @@ static int write_merged(const char *dir, const uint64_t *add)
                 uint64_t c = total[i] + add[i];
                 if (c == 0 || v >= mpce_variant_count(mpce_op_info[op].prim))
                     continue;
-                char key[96];
+                char key[96], row[160];
                 mpce_row_key((enum mpce_op_id)op, v, sc, key, sizeof(key));
-                fprintf(f, "%s %llu\n", key, (unsigned long long)c);
+                int w = snprintf(row, sizeof(row), "%s %llu\n", key, (unsigned long long)c);
+                if (w < 0 || (size_t)w >= sizeof(row))
+                    continue;
+                if (n + (size_t)w + 1 > cap) {
+                    char *grown = realloc(buf, 2 * cap + (size_t)w);
+                    if (!grown) {
+                        free(buf);
+                        return NULL;
+                    }
+                    buf = grown;
+                    cap = 2 * cap + (size_t)w;
+                }
+                memcpy(buf + n, row, (size_t)w);
+                n += (size_t)w;
             }
-    free(total);
-    int ok = fflush(f) == 0 && fchmod(fileno(f), 0644) == 0 && fsync(fileno(f)) == 0;
-    ok = fclose(f) == 0 && ok;
-    if (!ok || rename(tmp, path) != 0) {
+    *len = n;
+    return buf;
+}
+
+static int write_all(int fd, const char *p, size_t len)
+{
+    while (len) {
+        ssize_t w = write(fd, p, len);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            if (w == 0)
+                errno = EIO;
+            return -1;
+        }
+        p += w;
+        len -= (size_t)w;
+    }
+    return 0;
+}
+
+/* The merged counts, written whole: a temporary file, then rename. The old
+ * file stays as it was on any failure, reading it included (a merge over
+ * counts read in part would drop the rest). 0, or -1 with errno and *what
+ * naming the step that failed. */
+static int write_merged(const char *dir, const uint64_t *add, const char **what)
+{
+    uint64_t *total = calloc(N_COUNTERS, sizeof(*total));
+    struct mpce_census_entry *old = NULL;
+    size_t n_old = 0;
+    *what = "cannot merge";
+    if (!total)
+        return -1;
+    if (mpce_census_read(dir, &old, &n_old) != 0) {
         int err = errno;
-        unlink(tmp);
+        free(total);
+        *what = "cannot read the counts so far";
         errno = err;
         return -1;
     }
-    return 0;
+    for (size_t i = 0; i < n_old; i++) {
+        enum mpce_op_id op;
+        unsigned v, sc;
+        if (mpce_row_parse(old[i].key, &op, &v, &sc) == 0)
+            total[((size_t)op * MPCE_VARIANTS + v) * MPCE_SIZE_CLASSES + sc] += old[i].calls;
+    }
+    free(old);
+    size_t len = 0;
+    char *text = census_text(total, add, &len);
+    free(total);
+    if (!text) {
+        errno = ENOMEM;
+        return -1;
+    }
+    char tmp[4200], path[4200];
+    snprintf(path, sizeof(path), "%s/%s", dir, CENSUS_FILE);
+    snprintf(tmp, sizeof(tmp), "%s/.%s.XXXXXX", dir, CENSUS_FILE);
+    int fd = mkostemp(tmp, O_CLOEXEC);
+    if (fd < 0) {
+        int err = errno;
+        free(text);
+        *what = "cannot create a temporary file";
+        errno = err;
+        return -1;
+    }
+    int rc = -1;
+    *what = "cannot write a temporary file";
+    if (write_all(fd, text, len) == 0 && fchmod(fd, 0644) == 0 && fsync(fd) == 0) {
+        int closed = close(fd);
+        fd = -1;
+        if (closed == 0) {
+            *what = "cannot rename the temporary file into place";
+            rc = rename(tmp, path);
+        }
+    }
+    int err = errno;
+    if (fd >= 0)
+        close(fd);
+    if (rc != 0)
+        unlink(tmp);
+    free(text);
+    errno = err;
+    return rc;
 }
 
 void mpce_census_flush(mpce_engine *e)
@@ -150,15 +229,16 @@ void mpce_census_flush(mpce_engine *e)
                                        sizeof(why));
         if (lock < 0)
             continue;
-        int rc = write_merged(dirs[i], snap);
+        const char *what = "";
+        int rc = write_merged(dirs[i], snap, &what);
         int err = errno;
         mpce_pins_unlock(lock);
         if (rc == 0) {
             free(snap);
             return;
         }
-        snprintf(why, sizeof(why), "%.4000s/%s: cannot write: %s", dirs[i], CENSUS_FILE,
-                 strerror(err));
+        snprintf(why, sizeof(why), "%.4000s/%s: %s: %s; the file is left as it was", dirs[i],
+                 CENSUS_FILE, what, strerror(err));
     }
     if (any)
         mpce_log(&e->log, MPCE_LOG_INFO, NULL, "census: no pins directory could take the "
