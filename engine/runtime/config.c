@@ -383,11 +383,36 @@ static int ini_error_cb(const char *fmt, ...)
     return r;
 }
 
+/* iniparser 4.1 does not check every allocation: a failed copy of a key
+ * leaves an empty slot counted in d->n, a failed copy of a value leaves a
+ * key without one (only sections have none), and the load still succeeds.
+ * A dictionary like that lacks settings without saying so: it is refused
+ * as the out-of-memory failure it is. */
+static int dict_whole(const dictionary *d)
+{
+    if (!d->key || !d->val || !d->hash)
+        return 0;
+    ssize_t keys = 0;
+    for (ssize_t i = 0; i < d->size; i++) {
+        if (!d->key[i])
+            continue;
+        keys++;
+        if (!d->val[i] && strchr(d->key[i], ':'))
+            return 0;
+    }
+    return keys == (ssize_t)d->n;
+}
+
 dictionary *mpce_ini_load(const char *path, const char **error)
 {
     ini_msg[0] = '\0';
     iniparser_set_error_callback(ini_error_cb);
     dictionary *d = iniparser_load(path);
+    if (d && !dict_whole(d)) {
+        iniparser_freedict(d);
+        d = NULL;
+        snprintf(ini_msg, sizeof(ini_msg), "iniparser: memory allocation failure\n");
+    }
     if (error)
         *error = ini_msg;
     return d;
@@ -504,6 +529,31 @@ static void index_lines(struct ini_file *f)
     }
     if (f->n_lines > 1)
         qsort(f->lines, f->n_lines, sizeof(*f->lines), line_rec_cmp);
+}
+
+/* iniparser 4.1 reads a line it could not copy (out of memory) as an empty
+ * one, and loads the rest: every key line of the index must be in d, or
+ * settings went missing without a word. A file with continuation lines is
+ * not checked: the index does not join them as iniparser does. */
+static int dict_has_every_line(dictionary *d, const struct ini_file *f)
+{
+    if (strstr(f->text, "\\\n"))
+        return 1;
+    for (size_t i = 0; i < f->n_lines; i++) {
+        const struct line_rec *l = &f->lines[i];
+        char name[1100];
+        int n = l->kind == LINE_HEADER
+                    ? snprintf(name, sizeof(name), "%.*s", (int)(l->sec_e - l->sec_b), l->sec_b)
+                    : snprintf(name, sizeof(name), "%.*s:%.*s", (int)(l->sec_e - l->sec_b),
+                               l->sec_b, (int)(l->key_e - l->key_b), l->key_b);
+        if (n < 0 || (size_t)n >= sizeof(name))
+            continue;
+        for (char *c = name; *c; c++)
+            *c = (char)tolower((unsigned char)*c);
+        if (!iniparser_find_entry(d, name))
+            return 0;
+    }
+    return 1;
 }
 
 /* The line that set `key` in `section` (key NULL: the section header;
@@ -996,9 +1046,20 @@ mpce_status mpce_config_read_file(struct mpce_config *cfg, const char *path,
     close(fd);
     if (!d) {
         free(f.text);
+        /* iniparser's own allocations: no fault of the file's. */
+        if (strstr(ini_msg, "memory allocation"))
+            return mpce_error(MPCE_ERR_NOMEM, "out of memory reading %s", path);
         return syntax_error(path);
     }
     index_lines(&f);
+    if (!dict_has_every_line(d, &f)) {
+        iniparser_freedict(d);
+        free(f.lines);
+        free(f.text);
+        return mpce_error(MPCE_ERR_NOMEM, "%s: settings went missing while it was parsed "
+                          "(out of memory, or the file changed while it was read): try again",
+                          path);
+    }
     mpce_status st = remember_file(cfg, path);
     if (st == MPCE_OK)
         warn_duplicates(cfg, &f);
