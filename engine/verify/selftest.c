@@ -674,6 +674,9 @@ int mpce_selftest_slot(const struct mpce_slot *slot, char *reason, size_t reason
         }
     }
     mpce_kat_free(&set);
+    /* A record's own allocation that failed stops it without a reason. */
+    if (rc != 0 && !reason[0])
+        snprintf(reason, reason_len, "could not be completed: out of memory");
     /* Passing means every operation it offers was checked here: records it
      * declined, or that only apply to larger sizes, prove nothing. */
     enum mpce_op_id first = mpce_op_first(slot->prim);
