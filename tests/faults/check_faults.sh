@@ -1,0 +1,156 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# Fault injection (issue 10): every allocation failing in turn, a full disk
+# or read-only directory under the pins file, the census and the command's
+# outputs, and a drop-in removed between the directory scan and its read.
+# Each must end in a clear error (or be absorbed with the right results),
+# with nothing leaked, no torn or half-written file and no temporary file
+# left behind. The faults come from tests/faults/faultshim.so (LD_PRELOAD),
+# which also works as root, for whom chmod proves nothing.
+#
+# FAULT_MODE=full tries every allocation of every scenario instead of a
+# spread sample (minutes instead of seconds).
+set -u
+: "${top_builddir:=.}"
+if [ -n "${SAN_CFLAGS:-}" ]; then
+    echo "SKIP: an LD_PRELOAD malloc shim cannot run under the sanitizers' allocator" \
+         "(this build has SAN_CFLAGS='$SAN_CFLAGS'); the plain build runs these checks"
+    exit 77
+fi
+shim=$top_builddir/tests/faults/.libs/faultshim.so
+driver=$top_builddir/tests/faults/fault_driver
+cli=$top_builddir/tools/mpcengine
+for f in "$shim" "$driver" "$cli"; do
+    if [ ! -e "$f" ]; then
+        echo "FAIL: $f is missing: run 'make check', which builds it"
+        exit 1
+    fi
+done
+mode=${FAULT_MODE:-quick}
+work=$(mktemp -d "${TMPDIR:-/tmp}/mpce-faults.XXXXXX") || exit 1
+trap 'rm -rf "$work"' EXIT
+passed=0
+failed=0
+pass() { passed=$((passed + 1)); echo "ok: $*"; }
+fail() { failed=$((failed + 1)); echo "FAIL: $*"; }
+
+# iniparser 4.1's dictionary_new does not check its own callocs and
+# crashes on the first insert after one fails: nothing its caller can
+# prevent, so those allocations are not failed (reported upstream-wise in
+# the issue's note). OpenSSL's fetched-method cache keeps what it allocated
+# for the life of the process: not a leak of the engine's.
+export FAULTSHIM_SPARE=dictionary_new FAULTSHIM_NOT_LEAKS=EVP_MD_fetch
+
+# ---- every allocation failing in turn ----------------------------------------
+for s in config dpfparse pinswrite census ops init; do
+    mkdir -p "$work/$s"
+    if out=$(LD_PRELOAD=$shim "$driver" "$s" "$work/$s" "$mode" 2>&1); then
+        pass "$(echo "$out" | tail -n 1)"
+    else
+        echo "$out" | tail -n 20
+        fail "allocation failures in scenario $s"
+    fi
+done
+
+# The command: `mpcengine prg ecb` writing --out over an existing file.
+cdir=$work/cli
+mkdir -p "$cdir"
+printf '[tune]\nmode = off\n' > "$cdir/engine.conf"
+printf '0123456789abcdef0123456789abcdef' > "$cdir/in"
+printf 'old output\n' > "$cdir/out"
+run_cli() {
+    "$cli" prg ecb --key 000102030405060708090a0b0c0d0e0f --in "$cdir/in" \
+        --out "$cdir/out" --config "$cdir/engine.conf" --plugin-path "$cdir" 2> "$cdir/err"
+}
+if ! run_cli; then
+    cat "$cdir/err"
+    fail "mpcengine prg ecb does not run without faults"
+else
+    cp "$cdir/out" "$cdir/want"
+    FAULTSHIM_NTH=0 FAULTSHIM_COUNT_FILE=$cdir/count LD_PRELOAD=$shim run_cli
+    total=$(cut -d' ' -f1 "$cdir/count")
+    step=1
+    [ "$mode" = full ] || [ "$total" -le 100 ] || step=$(((total + 99) / 100))
+    bad=0 errors=0 absorbed=0 n=1
+    while [ "$n" -le "$total" ]; do
+        printf 'old output\n' > "$cdir/out"
+        FAULTSHIM_NTH=$n LD_PRELOAD=$shim run_cli
+        rc=$?
+        stray=$(cd "$cdir" && ls -A | grep -v -x -e engine.conf -e in -e out -e want -e err \
+                -e count)
+        if [ "$rc" -ge 128 ]; then
+            echo "N=$n: killed by signal $((rc - 128))"; bad=$((bad + 1))
+        elif [ -n "$stray" ]; then
+            echo "N=$n: left behind: $stray"; bad=$((bad + 1))
+        elif [ "$rc" -eq 0 ]; then
+            if cmp -s "$cdir/out" "$cdir/want"; then absorbed=$((absorbed + 1))
+            else echo "N=$n: exit 0 with the wrong output"; bad=$((bad + 1)); fi
+        elif ! printf 'old output\n' | cmp -s - "$cdir/out"; then
+            echo "N=$n: failed (exit $rc) and --out is no longer the old file"; bad=$((bad + 1))
+        elif [ ! -s "$cdir/err" ]; then
+            echo "N=$n: failed (exit $rc) without a message"; bad=$((bad + 1))
+        else
+            errors=$((errors + 1))
+        fi
+        n=$((n + step))
+    done
+    summary="mpcengine prg ecb: $total allocations, every ${step}th tried: $errors errors with a message, $absorbed absorbed, $bad bad"
+    if [ "$bad" -eq 0 ]; then pass "$summary"; else fail "$summary"; fi
+fi
+
+# ---- a full disk or a read-only directory --------------------------------------
+# The driver's `once` mode runs a scenario once and checks its files (the
+# old file whole, nothing left beside it); the status line says what the
+# scenario reported.
+for err in ENOSPC EROFS; do
+    case $err in ENOSPC) text="No space left on device" ;; *) text="Read-only file system" ;; esac
+    for op in create write fsync rename; do
+        d=$work/disk-$err-$op
+        mkdir -p "$d"
+        # pins.ini: the tune's write fails, the old file stays.
+        LD_PRELOAD=$shim "$driver" pinswrite "$d" once >/dev/null 2>&1 # the tree,
+        LD_PRELOAD=$shim "$driver" census "$d" once >/dev/null 2>&1    # census.txt too
+        out=$(FAULTSHIM_FILE_PREFIX=$d/pins FAULTSHIM_FILE_ERRNO=$err FAULTSHIM_FILE_OPS=$op \
+              LD_PRELOAD=$shim "$driver" pinswrite "$d" once 2>&1)
+        case $out in
+            *"status -1"*"$d/pins/pins."*"$text"*) pass "pins.ini, $op fails with $err: $(echo "$out" | head -n 1)" ;;
+            *) fail "pins.ini, $op fails with $err: $out" ;;
+        esac
+        # census.txt: the merge fails (logged only), the old counts stay.
+        out=$(FAULTSHIM_FILE_PREFIX=$d/pins FAULTSHIM_FILE_ERRNO=$err FAULTSHIM_FILE_OPS=$op \
+              LD_PRELOAD=$shim "$driver" census "$d" once 2>&1)
+        case $out in
+            *"files ok"*) pass "census.txt, $op fails with $err: the old file stays" ;;
+            *) fail "census.txt, $op fails with $err: $out" ;;
+        esac
+        # The command's output.
+        printf 'old output\n' > "$cdir/out"
+        rm -f "$cdir/err"
+        FAULTSHIM_FILE_PREFIX=$cdir FAULTSHIM_FILE_ERRNO=$err FAULTSHIM_FILE_OPS=$op \
+            LD_PRELOAD=$shim run_cli
+        rc=$?
+        stray=$(cd "$cdir" && ls -A | grep -v -x -e engine.conf -e in -e out -e want -e err \
+                -e count)
+        msg=$(cat "$cdir/err")
+        if [ "$rc" -ne 0 ] && [ "$rc" -lt 128 ] && [ -z "$stray" ] &&
+           printf 'old output\n' | cmp -s - "$cdir/out" &&
+           case $msg in *"$cdir/out"*"$text"*) true ;; *) false ;; esac; then
+            pass "mpcengine --out, $op fails with $err: $msg"
+        else
+            fail "mpcengine --out, $op fails with $err: exit $rc, left: '$stray', said: $msg"
+        fi
+    done
+done
+
+# ---- configuration that changes under the reader -------------------------------
+d=$work/vanish
+mkdir -p "$d"
+LD_PRELOAD=$shim "$driver" config "$d" once >/dev/null 2>&1 # the tree
+out=$(FAULTSHIM_VANISH=$d/engine.conf.d/20-b.conf LD_PRELOAD=$shim "$driver" config "$d" once 2>&1)
+case $out in
+    *"status 0"*"2 files"*) pass "a drop-in removed between the scan and its read is skipped: $(echo "$out" | head -n 1)" ;;
+    *) fail "a drop-in removed between the scan and its read: $out" ;;
+esac
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
