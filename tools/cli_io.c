@@ -322,6 +322,23 @@ static int write_all_nosigpipe(int fd, const uint8_t *p, size_t len)
     return rc;
 }
 
+/* What to do about an output that could not be written, for the message's
+ * end: the destination is always left as it was. */
+static const char *write_hint(int err)
+{
+    switch (err) {
+    case ENOSPC:
+    case EDQUOT:
+        return ": free space there or name another directory; the file is left as it was";
+    case EROFS:
+    case EACCES:
+    case EPERM:
+        return ": name a file in a writable directory; the file is left as it was";
+    default:
+        return "; the file is left as it was";
+    }
+}
+
 /* Write one output to its temporary file; on failure nothing is left. */
 static int write_temp(const struct cli_cmd *cmd, struct pending *p)
 {
@@ -340,8 +357,8 @@ static int write_temp(const struct cli_cmd *cmd, struct pending *p)
         err = errno;
         free(p->tmp);
         p->tmp = NULL;
-        return cli_fail(cmd, CLI_EXIT_ENGINE, "--%s: cannot create a file next to %s: %s",
-                        o->name, shown, strerror(err));
+        return cli_fail(cmd, CLI_EXIT_ENGINE, "--%s: cannot create a file next to %s: %s%s",
+                        o->name, shown, strerror(err), write_hint(err));
     }
     /* mkstemp makes the file 0600, which a secret keeps whatever the umask
      * (a key share others can read is no longer the party's alone); other
@@ -361,8 +378,8 @@ fail:
     unlink(p->tmp);
     free(p->tmp);
     p->tmp = NULL;
-    return cli_fail(cmd, CLI_EXIT_ENGINE, "--%s: cannot write %s: %s", o->name, shown,
-                    strerror(err));
+    return cli_fail(cmd, CLI_EXIT_ENGINE, "--%s: cannot write %s: %s%s", o->name, shown,
+                    strerror(err), write_hint(err));
 }
 
 /* A device or FIFO, written in place: opened without O_CREAT or O_TRUNC,
@@ -432,9 +449,10 @@ static int rename_fail(const struct cli_cmd *cmd, const struct pending *p, size_
             used += (size_t)snprintf(undone + used, sizeof(undone) - used,
                                      "; --%s '%s' was already in place and is removed again, "
                                      "as the outputs go together", p[i].out->name, p[i].target);
-    return cli_fail(cmd, CLI_EXIT_ENGINE, "--%s: cannot rename the finished file over %s: %s%s",
-                    p[at].out->name, dest_name(&p[at], shown, sizeof(shown)), strerror(err),
-                    undone);
+    return cli_fail(cmd, CLI_EXIT_ENGINE,
+                    "--%s: cannot rename the finished file over %s: %s%s%s", p[at].out->name,
+                    dest_name(&p[at], shown, sizeof(shown)), strerror(err),
+                    undone[0] ? "" : write_hint(err), undone);
 }
 
 int cli_write(const struct cli_cmd *cmd, const struct cli_output *outs, size_t n)
