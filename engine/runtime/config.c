@@ -12,6 +12,7 @@
 #include <strings.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #if defined(__linux__)
@@ -1026,13 +1027,35 @@ mpce_status mpce_config_read_file(struct mpce_config *cfg, const char *path,
                           "path and its permissions", path, strerror(errno),
                           origin ? origin : "the default layers");
     }
-    /* iniparser reads by name: give it the descriptor's, so it parses the
-     * file that was opened (and checked) rather than whatever the path names
-     * by now. Without /proc only an unprivileged engine falls back to the
-     * path. */
+    /* iniparser reads by name: give it a private copy of the text read
+     * here, so that it parses exactly what was read (and checked), and the
+     * index's line numbers match what it parsed, even when the file is
+     * rewritten in place meanwhile; failing that, the descriptor's name, so
+     * it parses the file that was opened rather than whatever the path
+     * names by now. Without /proc only an unprivileged engine falls back to
+     * the path. */
     char fd_name[64];
     const char *load_name = fd_name;
-    if (mpce_fd_proc_name(fd, fd_name) != 0) {
+    int snap = -1;
+#ifdef MFD_CLOEXEC
+    snap = memfd_create("mpcengine-config", MFD_CLOEXEC);
+    if (snap >= 0) {
+        size_t len = strlen(f.text), done = 0;
+        while (done < len) {
+            ssize_t w = write(snap, f.text + done, len - done);
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w <= 0)
+                break;
+            done += (size_t)w;
+        }
+        if (done != len || mpce_fd_proc_name(snap, fd_name) != 0) {
+            close(snap);
+            snap = -1;
+        }
+    }
+#endif
+    if (snap < 0 && mpce_fd_proc_name(fd, fd_name) != 0) {
         if (cfg->privileged) {
             close(fd);
             free(f.text);
@@ -1044,6 +1067,8 @@ mpce_status mpce_config_read_file(struct mpce_config *cfg, const char *path,
     }
     dictionary *d = mpce_ini_load(load_name, NULL); /* syntax_error reads the message */
     close(fd);
+    if (snap >= 0)
+        close(snap);
     if (!d) {
         free(f.text);
         /* iniparser's own allocations: no fault of the file's. */

@@ -152,5 +152,16 @@ case $out in
     *) fail "a drop-in removed between the scan and its read: $out" ;;
 esac
 
+# A drop-in rewritten in place (truncated, then other settings written)
+# right after its text was read: the engine uses the whole text it read,
+# as a reader that came a moment earlier would have, and never a mixture.
+out=$(FAULTSHIM_REWRITE=$d/engine.conf.d/10-a.conf \
+      FAULTSHIM_REWRITE_WITH="$(printf '[engine]\nthreads = 3\n[tune]\nmode = off\n')" \
+      LD_PRELOAD=$shim "$driver" config "$d" once 2>&1)
+case $out in
+    *"status 0"*"2 files, 0 pins, 6 settings"*) pass "a drop-in rewritten while it is read: what was read is used: $(echo "$out" | head -n 1)" ;;
+    *) fail "a drop-in rewritten while it is read: $out" ;;
+esac
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
