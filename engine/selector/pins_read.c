@@ -130,14 +130,17 @@ static enum mpce_pins_read_result check_parsed(struct pins_rd *r, dictionary *d)
             ok = s < r->nsec && same_name(dk, &r->secs[s++], NULL);
         }
         if (!ok)
-            return mpce_pins_rd_fail(r, MPCE_PINS_READ_CORRUPT, 0,
-                                     "changed while it was read: iniparser found '%.100s' "
-                                     "where the checked text has something else", dk);
+            return mpce_pins_rd_fail(r, MPCE_PINS_READ_ERROR, 0,
+                                     "changed while it was read, or memory ran out: iniparser "
+                                     "found '%.100s' where the checked text has something "
+                                     "else: try again", dk);
     }
+    /* iniparser 4.1 also reads a line it could not copy (out of memory) as
+     * an empty one: a transient failure, not a damaged file. */
     if (s != r->nsec || k != r->nkey)
-        return mpce_pins_rd_fail(r, MPCE_PINS_READ_CORRUPT, 0,
-                                 "changed while it was read: iniparser found fewer entries "
-                                 "than the checked text has");
+        return mpce_pins_rd_fail(r, MPCE_PINS_READ_ERROR, 0,
+                                 "changed while it was read, or memory ran out: iniparser "
+                                 "found fewer entries than the checked text has: try again");
     return MPCE_PINS_READ_OK;
 }
 
