@@ -8,12 +8,14 @@
  */
 #include "config.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "engine/internal.h"
+#include "engine/runtime/context.h"
 #include "tests/testutil.h"
 
 static const unsigned quiet_flags = MPCE_OPT_NO_USER_CONFIG | MPCE_OPT_NO_ENV |
@@ -171,9 +173,60 @@ static void test_strict_global_reason(void)
     free(conf);
 }
 
+/* Threads that start together: each calls mpce_init_with(), then makes,
+ * uses and frees a context on the global engine (NULL). */
+enum { INIT_THREADS = 4 };
+struct init_race {
+    pthread_barrier_t *go;
+    mpce_engine *engine; /* the global engine this thread's context used */
+    uint8_t out[16];
+    int ok;
+};
+
+static void *init_race_main(void *arg)
+{
+    struct init_race *r = arg;
+    mpce_options opts = {.struct_size = sizeof(opts), .flags = quiet_flags};
+    static const uint8_t key[16];
+    mpce_prg *prg = NULL;
+    pthread_barrier_wait(r->go);
+    r->ok = mpce_init_with(&opts) == MPCE_OK && mpce_prg_new(NULL, key, 1, &prg) == MPCE_OK &&
+            mpce_prg_ctr(prg, NULL, 0, 5, r->out, 1) == MPCE_OK;
+    if (prg != NULL)
+        r->engine = ((struct mpce_ctx *)prg)->engine;
+    mpce_prg_free(prg);
+    return NULL;
+}
+
+/* The global engine made by several threads at once is made once: they
+ * all use the same one and get the same bytes (.ci/tsan runs this under
+ * ThreadSanitizer, which checks the locking). */
+static void test_init_from_threads(void)
+{
+    pthread_barrier_t go;
+    CU_ASSERT_FATAL(pthread_barrier_init(&go, NULL, INIT_THREADS) == 0);
+    struct init_race r[INIT_THREADS];
+    pthread_t th[INIT_THREADS];
+    for (int i = 0; i < INIT_THREADS; i++) {
+        r[i] = (struct init_race){.go = &go};
+        CU_ASSERT_FATAL(pthread_create(&th[i], NULL, init_race_main, &r[i]) == 0);
+    }
+    for (int i = 0; i < INIT_THREADS; i++)
+        pthread_join(th[i], NULL);
+    for (int i = 0; i < INIT_THREADS; i++) {
+        CU_ASSERT(r[i].ok);
+        CU_ASSERT_PTR_NOT_NULL(r[i].engine);
+        CU_ASSERT_PTR_EQUAL(r[i].engine, r[0].engine);
+        CU_ASSERT(memcmp(r[i].out, r[0].out, 16) == 0);
+    }
+    pthread_barrier_destroy(&go);
+    mpce_shutdown();
+}
+
 int main(void)
 {
     static const struct tu_test tests[] = {
+        {"the global engine made by several threads at once", test_init_from_threads},
         {"objects used after mpce_shutdown: an error", test_use_after_shutdown},
         {"objects used after mpce_engine_free: an error", test_private_engine_freed_first},
         {"a forked child gets a working pool", test_fork_gets_a_pool},
