@@ -348,6 +348,14 @@ enum mpce_vet_result mpce_vet_module(mpce_engine *e, const struct mpce_module_fi
     if (mpce_verdict_read(e, f, v)) {
         mpce_log(&e->log, MPCE_LOG_DEBUG, NULL, "%s: vet verdict from %s: %s", f->path,
                  v->source, v->pass ? "passed" : v->reason);
+        /* The helper's own engines (tune workers) skip a failed module but
+         * self-test the others in process, on first use, as before: they are
+         * out of process already, and that first run is the warm-up their
+         * measurements were made with. */
+        if (v->pass && mpce_vet_in_helper) {
+            mpce_verdict_free(v);
+            return MPCE_VET_OFF;
+        }
         return v->pass ? MPCE_VET_PASS : MPCE_VET_FAIL;
     }
     if (mpce_vet_in_helper)

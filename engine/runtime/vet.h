@@ -57,7 +57,8 @@ void mpce_vet_apply(mpce_engine *e, const struct mpce_module *m, const struct mp
 void mpce_verdict_free(struct mpce_verdict *v);
 
 /* Set by mpcengine-probe: this process is the isolation. Its engines read
- * cached verdicts (and skip failed modules) but never spawn a vet. */
+ * cached verdicts and skip failed modules, but never spawn a vet, and
+ * self-test the others in process as without isolation. */
 extern int mpce_vet_in_helper;
 
 /* Called by the loader as each step of a module's code begins ("load",
