@@ -222,9 +222,11 @@ static int expect_blocks(struct run *r, const char *what, const void *got, const
     return 0;
 }
 
-static void sha256(const void *data, size_t len, uint8_t out[32])
+/* 0, or -1 when OpenSSL could not hash (out of memory): then out is not
+ * set, and comparing it would blame the implementation. */
+static int sha256(const void *data, size_t len, uint8_t out[32])
 {
-    SHA256(data, len, out);
+    return SHA256(data, len, out) ? 0 : -1;
 }
 
 static int expect_sha256(struct run *r, const char *field, const void *data, size_t len)
@@ -232,7 +234,8 @@ static int expect_sha256(struct run *r, const char *field, const void *data, siz
     uint8_t *want = hex_n(r, field, 32), got[32];
     if (!want)
         return -1;
-    sha256(data, len, got);
+    if (sha256(data, len, got) != 0)
+        return fail(r, "cannot check %s: OpenSSL SHA-256 failed (out of memory?)", field);
     if (memcmp(got, want, 32) != 0)
         return fail(r, "SHA-256 of the output differs from %s", field);
     return 0;
