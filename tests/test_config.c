@@ -294,6 +294,38 @@ static void test_unknown_key_warns(void)
     drop(w.conf);
 }
 
+/* A section whose name has a ':' (iniparser's own separator) is an unknown
+ * section like any other: a warning with its line, not "out of memory". */
+static void test_section_with_colon(void)
+{
+    struct log_capture log = {{0}, 0, 0};
+    struct warn_run w = {tu_write_temp("[engine]\nstrict = no\n[a:b]\nx = 1\n[c:d]\n"),
+                         &log, MPCE_ERR_STATE};
+    CU_ASSERT_EQUAL(stderr_bytes_during(make_and_free, &w), 0);
+    CU_ASSERT_EQUAL(w.st, MPCE_OK);
+    CU_ASSERT_PTR_NULL(strstr(log.text, "memory"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(log.text, ":3: unknown section [a:b]"));
+    drop(w.conf);
+}
+
+/* A NUL byte would end the text iniparser sees: what follows it would be
+ * dropped without a word (here, a malformed mode), so the file is refused. */
+static void test_nul_byte(void)
+{
+    static const char text[] = "# a\0b\n[tune]\nmode = bogus\n";
+    char *conf = tu_write_temp("");
+    FILE *f = fopen(conf, "wb");
+    CU_ASSERT_FATAL(f != NULL);
+    CU_ASSERT_EQUAL(fwrite(text, 1, sizeof(text) - 1, f), sizeof(text) - 1);
+    CU_ASSERT_EQUAL(fclose(f), 0);
+    mpce_options opts = {.struct_size = sizeof(opts), .config_path = conf, .flags = quiet_flags};
+    mpce_engine *e = NULL;
+    TU_ASSERT_ERROR(mpce_engine_new(&opts, &e), MPCE_ERR_CONFIG, ":1: a NUL byte");
+    expect_mentions_path(conf);
+    CU_ASSERT_PTR_NULL(e);
+    drop(conf);
+}
+
 /* A key set twice in one section warns with both lines, the later value
  * standing (iniparser's rule); the same key in another section, or a
  * section continued under a second header, is told apart. */
@@ -983,6 +1015,8 @@ int main(void)
         {"syntax error names file and line", test_syntax_error},
         {"bad boolean", test_bad_boolean},
         {"unknown keys: warnings to the log callback, none to stderr", test_unknown_key_warns},
+        {"a section named with ':' is an unknown section", test_section_with_colon},
+        {"a NUL byte in a configuration file is refused", test_nul_byte},
         {"a key set twice in a section: a warning with both lines", test_duplicate_key_warns},
         {"pin of an unknown implementation", test_pin_unknown_impl},
         {"pin of another primitive's implementation", test_pin_wrong_primitive},

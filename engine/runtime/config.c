@@ -389,7 +389,37 @@ static int ini_error_cb(const char *fmt, ...)
  * key without one (only sections have none), and the load still succeeds.
  * A dictionary like that lacks settings without saying so: it is refused
  * as the out-of-memory failure it is. */
-static int dict_whole(const dictionary *d)
+/* Whether the file at path has a header [name], compared as iniparser 4.1
+ * does (what lies between '[' and the first ']', trimmed, any case). Only
+ * asked about a value-less entry with ':' in its name, which is either a
+ * section so named or a key whose value copy failed: the file tells which. */
+static int section_in_file(const char *path, const char *name)
+{
+    FILE *fp = fopen(path, "re");
+    if (!fp)
+        return 0;
+    char line[1100];
+    int found = 0;
+    while (!found && fgets(line, sizeof(line), fp)) {
+        const char *b = line;
+        while (isspace((unsigned char)*b))
+            b++;
+        if (*b++ != '[')
+            continue;
+        const char *e = strchr(b, ']');
+        if (!e)
+            continue;
+        while (b < e && isspace((unsigned char)*b))
+            b++;
+        while (e > b && isspace((unsigned char)e[-1]))
+            e--;
+        found = strlen(name) == (size_t)(e - b) && strncasecmp(b, name, (size_t)(e - b)) == 0;
+    }
+    fclose(fp);
+    return found;
+}
+
+static int dict_whole(const dictionary *d, const char *path)
 {
     if (!d->key || !d->val || !d->hash)
         return 0;
@@ -398,7 +428,7 @@ static int dict_whole(const dictionary *d)
         if (!d->key[i])
             continue;
         keys++;
-        if (!d->val[i] && strchr(d->key[i], ':'))
+        if (!d->val[i] && strchr(d->key[i], ':') && !section_in_file(path, d->key[i]))
             return 0;
     }
     return keys == (ssize_t)d->n;
@@ -409,7 +439,7 @@ dictionary *mpce_ini_load(const char *path, const char **error)
     ini_msg[0] = '\0';
     iniparser_set_error_callback(ini_error_cb);
     dictionary *d = iniparser_load(path);
-    if (d && !dict_whole(d)) {
+    if (d && !dict_whole(d, path)) {
         iniparser_freedict(d);
         d = NULL;
         snprintf(ini_msg, sizeof(ini_msg), "iniparser: memory allocation failure\n");
@@ -871,7 +901,7 @@ static mpce_status apply_section(struct mpce_config *cfg, dictionary *d,
 /* Read the whole file from fd: NULL with errno set if it cannot be read;
  * *too_big is 1 for a file over the limit, 2 for something that is not a
  * regular file (checked on the descriptor, so a FIFO is never read). */
-static char *slurp(int fd, int *too_big)
+static char *slurp(int fd, int *too_big, size_t *len)
 {
     *too_big = 0;
     struct stat sb;
@@ -905,6 +935,7 @@ static char *slurp(int fd, int *too_big)
         n += (size_t)got;
     }
     buf[n] = '\0';
+    *len = n;
     return buf;
 }
 
@@ -1008,7 +1039,8 @@ mpce_status mpce_config_read_file(struct mpce_config *cfg, const char *path,
                           origin ? origin : "the default layers");
     }
     int too_big;
-    struct ini_file f = {path, slurp(fd, &too_big), NULL, 0};
+    size_t text_len = 0;
+    struct ini_file f = {path, slurp(fd, &too_big, &text_len), NULL, 0};
     if (!f.text) {
         int err = errno;
         close(fd);
@@ -1026,6 +1058,18 @@ mpce_status mpce_config_read_file(struct mpce_config *cfg, const char *path,
                           "cannot read configuration file %s: %s (named by %s): check the "
                           "path and its permissions", path, strerror(errno),
                           origin ? origin : "the default layers");
+    }
+    /* The text is handled as a C string from here on (and iniparser stops
+     * a line at a NUL): what follows a NUL would be dropped unseen. */
+    const char *nul = memchr(f.text, '\0', text_len);
+    if (nul) {
+        unsigned line = 1;
+        for (const char *c = f.text; c < nul; c++)
+            line += *c == '\n';
+        close(fd);
+        free(f.text);
+        return mpce_error(MPCE_ERR_CONFIG, "%s:%u: a NUL byte: not a text file; configuration "
+                          "files are INI text", path, line);
     }
     /* iniparser reads by name: give it a private copy of the text read
      * here, so that it parses exactly what was read (and checked), and the
@@ -1109,6 +1153,15 @@ mpce_status mpce_config_read_file(struct mpce_config *cfg, const char *path,
         const char *sec = iniparser_getsecname(d, i);
         if (sec)
             st = apply_section(cfg, d, &f, sec);
+    }
+    /* iniparser counts a name with its key separator as no section at all:
+     * without this, such a section and its keys vanish without a word. */
+    for (size_t i = 0; st == MPCE_OK && i < f.n_lines; i++) {
+        const struct line_rec *l = &f.lines[i];
+        if (l->kind == LINE_HEADER && memchr(l->sec_b, ':', (size_t)(l->sec_e - l->sec_b)))
+            warn(cfg, "%s:%u: unknown section [%.*s] ignored: a section name cannot contain "
+                 "':'; the sections are [engine], [tune], [pins] and [plugin.NAME]", path,
+                 l->line, (int)(l->sec_e - l->sec_b), l->sec_b);
     }
     iniparser_freedict(d);
     free(f.lines);
