@@ -646,12 +646,11 @@ int main(int argc, char **argv)
         return 1;
     }
     long total = clean.count;
-    /* An engine's start vets modules in a helper process: each try of a
-     * scenario that starts one costs
-     * tens of milliseconds, so the quick mode samples it more thinly. */
+    /* The scenarios that start an engine make thousands of allocations
+     * and each try is a process: the quick mode samples them more thinly. */
     long quick = sc->body == init_body || sc->body == ops_body ? QUICK_TRIES / 4 : QUICK_TRIES;
     long step = full || total <= quick ? 1 : (total + quick - 1) / quick;
-    long tries = 0, errors = 0, absorbed = 0, bad = 0, degraded = 0;
+    long tries = 0, errors = 0, absorbed = 0, bad = 0, degraded = 0, fired = 0;
     for (long n = 1; n <= total; n += step) {
         /* In the quick mode the sample's phase moves, so that a site a
          * fixed stride would always miss is hit from one step to the next. */
@@ -664,7 +663,9 @@ int main(int argc, char **argv)
         tries++;
         const char *problem = NULL;
         char detail[9000] = "";
-        if (run_child(sc, at, &r, how, sizeof(how)) != 0) {
+        const int ran = run_child(sc, at, &r, how, sizeof(how)) == 0;
+        fired += ran && r.fired;
+        if (!ran) {
             problem = how;
         } else if (r.live) {
             snprintf(detail, sizeof(detail), "%zu blocks leaked (status %d: %s)", r.live,
@@ -707,5 +708,12 @@ int main(int argc, char **argv)
            "for lack of memory, %ld bad\n",
            sc->name, total, tries, step == 1 ? "every one" : "a spread sample", errors,
            absorbed, degraded, bad);
+    /* A run that failed no allocation tested nothing (a shim not loaded, a
+     * count of zero): that is a failure, not a pass. */
+    if (tries == 0 || fired == 0) {
+        printf("FAIL %s: no allocation failure was injected (%ld allocations counted, %ld "
+               "tries): is the shim loaded?\n", sc->name, total, tries);
+        return 1;
+    }
     return bad ? 1 : 0;
 }
