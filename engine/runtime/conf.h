@@ -69,6 +69,7 @@ struct mpce_tune_config {
     unsigned timeout_ms;     /* how long auto and force wait (default 10 s) */
     unsigned hang_ms;        /* silence after which a candidate is hung (30 s) */
     unsigned vet_ms;         /* how long a module's vet may take (10 s) */
+    int vet;                 /* vet modules out of process first (yes) */
     char *dir;               /* the one pins directory to use; NULL: system, then user */
     char *helper;            /* the probe helper; NULL: the compiled-in one */
     int census;              /* count the calls per shape class (selector/census.c) */

@@ -774,13 +774,15 @@ static mpce_status apply_tune(struct mpce_config *cfg, const struct ini_file *f,
                           : &cfg->tune.hang_ms) = (unsigned)(sec * 1000.0 + 0.5);
     } else if (strcmp(key, "census") == 0) {
         st = apply_bool(f, "tune", key, value, &cfg->tune.census);
+    } else if (strcmp(key, "vet") == 0) {
+        st = apply_bool(f, "tune", key, value, &cfg->tune.vet);
     } else if (strcmp(key, "dir") == 0) {
         st = apply_tune_path(f, key, value, &cfg->tune.dir);
     } else if (strcmp(key, "helper") == 0) {
         st = apply_tune_path(f, key, value, &cfg->tune.helper);
     } else {
         warn(cfg, "%s: unknown key '%s' in [tune] ignored: the keys are mode, timeout, "
-             "hang_timeout, vet_timeout, census, dir and helper", loc, key);
+             "hang_timeout, vet, vet_timeout, census, dir and helper", loc, key);
         return MPCE_OK;
     }
     return st == MPCE_OK ? remember_setting(cfg, "tune", key, value, loc) : st;
@@ -1251,6 +1253,7 @@ mpce_status mpce_config_init(struct mpce_config *cfg)
     cfg->tune.timeout_ms = 10000;
     cfg->tune.hang_ms = 30000;
     cfg->tune.vet_ms = 10000;
+    cfg->tune.vet = 1;
     mpce_status st = set_plugin_dirs(cfg, MPCE_PLUGINDIR, "compiled-in plugin directory");
     cfg->plugin_dirs_default = 1;
     return st;
@@ -1307,6 +1310,8 @@ static mpce_status remember_defaults(struct mpce_config *cfg)
         st = remember_setting(cfg, "tune", "hang_timeout", "30", "default");
     if (st == MPCE_OK)
         st = remember_setting(cfg, "tune", "vet_timeout", "10", "default");
+    if (st == MPCE_OK)
+        st = remember_setting(cfg, "tune", "vet", "yes", "default");
     if (st == MPCE_OK)
         st = remember_setting(cfg, "tune", "census", "no", "default");
     return st;
