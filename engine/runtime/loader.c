@@ -384,6 +384,8 @@ static mpce_status add_module(mpce_engine *e, struct mpce_module *m, mpce_plugin
             return st;
         }
         mpce_host_rename(m->host, d->name);
+        /* Its name, for a host whose configuration disables it (vet.h). */
+        step("plugin", d->name);
         if (!disabled(mpce_config_plugin(&e->cfg, d->name)))
             start_module(e, m);
     }
@@ -545,11 +547,19 @@ static mpce_status load_file(mpce_engine *e, const char *dir, const char *name)
         snprintf(m->sha256, sizeof(m->sha256), "%s", f.sha256);
         m->size = f.size;
         m->mtime = f.mtime;
-        set_reason(m, 1, "failed its vet in the probe helper: %.440s", v.reason);
+        /* Not vetted is not known to be safe: skipped as broken (strict
+         * fails), and counted as a failure like a failed vet. */
+        if (v.unvetted)
+            set_reason(m, 1, "%.440s", v.reason);
+        else
+            set_reason(m, 1, "failed its vet in the probe helper: %.440s; remove or update "
+                       "the module", v.reason);
         m->vet_failed = 1;
         report_skip(e, m);
         st = mpce_registry_keep_module(e, m);
     } else {
+        /* OFF: isolation is off; DISABLED: its vet failed only in code a
+         * disabled plugin does not run, and the loader does not run it. */
         st = load_checked(e, m, &f, vr == MPCE_VET_PASS ? &v : NULL);
     }
     mpce_verdict_free(&v);

@@ -49,6 +49,8 @@ struct vet_run {
     char skipped[300];
     int done;
     int oom;
+    int late;                /* a step after the entry point began */
+    int fail_late;           /* ... when the first `fail` was said */
     struct mpce_verdict *v;
 };
 
@@ -57,6 +59,7 @@ static void take_line(void *arg, char *line)
     struct vet_run *r = arg;
     if (strncmp(line, "step ", 5) == 0) {
         const char *s = line + 5;
+        r->late |= strcmp(s, "load") != 0 && strcmp(s, "entry") != 0;
         if (strcmp(s, "load") == 0)
             snprintf(r->step, sizeof(r->step), "while being loaded (dlopen, its constructors)");
         else if (strcmp(s, "entry") == 0)
@@ -92,12 +95,20 @@ static void take_line(void *arg, char *line)
         snprintf(im->reason, sizeof(im->reason), "%s",
                  pass ? "" : strncmp(sp + 1, "fail ", 5) == 0 ? sp + 6 : sp + 1);
     } else if (strncmp(line, "fail ", 5) == 0) {
-        if (!r->fail[0])
+        if (!r->fail[0]) {
             snprintf(r->fail, sizeof(r->fail), "%s", line + 5);
+            r->fail_late = r->late;
+        }
+    } else if (strncmp(line, "warn ", 5) == 0) {
+        if (!r->v->warning[0])
+            snprintf(r->v->warning, sizeof(r->v->warning), "%s", line + 5);
     } else if (strncmp(line, "error ", 6) == 0) {
         snprintf(r->error, sizeof(r->error), "%s", line + 6);
     } else if (strncmp(line, "skipped ", 8) == 0) {
         snprintf(r->skipped, sizeof(r->skipped), "%s", line + 8);
+    } else if (strncmp(line, "plugin ", 7) == 0) {
+        if (mpce_registry_valid_name(line + 7))
+            snprintf(r->v->plugin, sizeof(r->v->plugin), "%s", line + 7);
     } else if (strcmp(line, "done") == 0) {
         r->done = 1;
     }
@@ -149,9 +160,11 @@ static pid_t start(mpce_engine *e, const char *helper, const struct mpce_module_
                    int *rfd, char *why, size_t len)
 {
     const mpce_options *opts = e->create_opts;
-    char flags[32];
+    char flags[32], parent[32], ms[32];
     snprintf(flags, sizeof(flags), "%u", opts ? opts->flags : 0u);
-    const char *argv[16];
+    snprintf(parent, sizeof(parent), "%ld", (long)getpid());
+    snprintf(ms, sizeof(ms), "%u", e->cfg.tune.vet_ms);
+    const char *argv[24];
     size_t n = 0;
     argv[n++] = helper;
     argv[n++] = "vet";
@@ -161,6 +174,11 @@ static pid_t start(mpce_engine *e, const char *helper, const struct mpce_module_
     argv[n++] = f->path;
     argv[n++] = "--flags";
     argv[n++] = flags;
+    /* So that it ends with us, and by itself, whatever the module does. */
+    argv[n++] = "--parent";
+    argv[n++] = parent;
+    argv[n++] = "--timeout-ms";
+    argv[n++] = ms;
     if (opts && opts->config_path) {
         argv[n++] = "--config";
         argv[n++] = opts->config_path;
@@ -277,35 +295,46 @@ static int run_helper(mpce_engine *e, const char *helper, const struct mpce_modu
     }
     close(rfd);
     int status = finish(pid);
-    if (r.oom) {
-        snprintf(why, len, "out of memory reading its report");
-        return -1;
-    }
     /* The helper announces loading before it dlopens anything: one that
      * said nothing failed on its own (not a helper, an old one without
      * `vet`, or one that cannot start), whatever the module is. */
-    if (!r.step[0] && !r.error[0]) {
-        if (timed_out)
+    if (!r.step[0]) {
+        if (r.error[0])
+            snprintf(why, len, "%s", r.error);
+        else if (r.oom)
+            snprintf(why, len, "out of memory reading its report");
+        else if (timed_out)
             snprintf(why, len, "it said nothing within [tune] vet_timeout = %.1f s",
                      limit / 1000.0);
         else if (status != -1 && WIFEXITED(status))
-            snprintf(why, len, "it exited with status %d before loading the module (not a "
+            snprintf(why, len, "it exited with status %d having said nothing (not a "
                      "helper with `vet`?)", WEXITSTATUS(status));
         else if (status != -1 && WIFSIGNALED(status))
-            snprintf(why, len, "it was killed by %s before loading the module",
+            snprintf(why, len, "it was killed by %s having said nothing",
                      signal_name(WTERMSIG(status)));
         else
-            snprintf(why, len, "it ended before loading the module");
+            snprintf(why, len, "it ended having said nothing");
         return -1;
     }
+    /* From here on the module's code ran in the helper: whatever happens,
+     * the verdict is a fail unless the vet finished cleanly. Only what the
+     * file itself did is cached; a timeout, SIGKILL (the OOM killer, or a
+     * person), or the helper's own failure may not happen next time. */
+    v->late = r.late;
+    v->cache = 1;
     if (timed_out) {
-        snprintf(v->reason, sizeof(v->reason), "timed out after %.1f s %s ([tune] vet_timeout)",
+        v->cache = 0;
+        snprintf(v->reason, sizeof(v->reason), "could not be completed: timed out after %.1f s "
+                 "%s ([tune] vet_timeout; not cached, vetted again next time)",
                  limit / 1000.0, r.step);
         return 0;
     }
-    if (r.error[0]) {
-        snprintf(why, len, "%s", r.error);
-        return -1;
+    if (r.error[0] || r.oom) {
+        v->cache = 0;
+        snprintf(v->reason, sizeof(v->reason), "could not be completed %.150s: %.160s (not cached, "
+                 "vetted again next time)", r.step,
+                 r.error[0] ? r.error : "out of memory reading the helper's report");
+        return 0;
     }
     if (status != -1 && WIFSIGNALED(status)) {
         int sig = WTERMSIG(status);
@@ -314,18 +343,27 @@ static int run_helper(mpce_engine *e, const char *helper, const struct mpce_modu
         else
             snprintf(v->reason, sizeof(v->reason), "killed by %s (signal %d) %s",
                      signal_name(sig), sig, r.step);
+        if (sig == SIGKILL) {
+            v->cache = 0;
+            snprintf(v->reason + strlen(v->reason), sizeof(v->reason) - strlen(v->reason),
+                     ": could not be completed (out of memory?); not cached, vetted again "
+                     "next time");
+        }
         return 0;
     }
     if (!r.done) {
-        if (status != -1 && WIFEXITED(status))
+        if (status != -1 && WIFEXITED(status)) {
             snprintf(v->reason, sizeof(v->reason), "called exit(%d) %s", WEXITSTATUS(status),
                      r.step);
-        else
-            snprintf(v->reason, sizeof(v->reason), "ended %s before its vet finished",
-                     r.step);
+        } else {
+            v->cache = 0;
+            snprintf(v->reason, sizeof(v->reason), "could not be completed: the helper ended "
+                     "%s before its vet finished (not cached, vetted again next time)", r.step);
+        }
         return 0;
     }
     if (r.fail[0]) {
+        v->late = r.fail_late;
         snprintf(v->reason, sizeof(v->reason), "%s", r.fail);
         return 0;
     }
@@ -337,14 +375,58 @@ static int run_helper(mpce_engine *e, const char *helper, const struct mpce_modu
         return 0;
     }
     v->pass = 1;
+    /* Refused (a missing library, a probe that says no here): no code of
+     * it to judge yet, and the reason may go away: vetted again next time. */
+    v->cache = !r.skipped[0];
     return 0;
+}
+
+/* Isolation is off in this process for a reason that does not depend on
+ * the module: said once per process, and at DEBUG for each module. */
+static enum mpce_vet_result off(mpce_engine *e, const struct mpce_module_file *f, int *said,
+                                const char *why)
+{
+    if (!__atomic_exchange_n(said, 1, __ATOMIC_RELAXED))
+        mpce_log(&e->log, MPCE_LOG_INFO, NULL, "module isolation is off (%s): modules are "
+                 "loaded and self-tested in this process", why);
+    mpce_log(&e->log, MPCE_LOG_DEBUG, NULL, "%s: not vetted out of process: module isolation "
+             "is off (%s)", f->path, why);
+    return MPCE_VET_OFF;
+}
+
+/* A failed verdict whose fault came after the entry point of a plugin this
+ * engine's configuration disables: before vetting, such a module never
+ * ran its probe or init here, so it is disabled, not failed. */
+static int only_disabled_code(const mpce_engine *e, const struct mpce_verdict *v)
+{
+    if (v->pass || !v->late || !v->plugin[0])
+        return 0;
+    const struct mpce_plugin_setting *ps = mpce_config_plugin(&e->cfg, v->plugin);
+    return ps && !ps->enabled;
+}
+
+static enum mpce_vet_result judged(mpce_engine *e, const struct mpce_module_file *f,
+                                   struct mpce_verdict *v)
+{
+    if (v->pass)
+        return MPCE_VET_PASS;
+    if (only_disabled_code(e, v)) {
+        mpce_log(&e->log, MPCE_LOG_DEBUG, NULL, "%s: its vet failed (%s), but only in code "
+                 "that plugin %s, disabled here, does not run", f->path, v->reason, v->plugin);
+        mpce_verdict_free(v);
+        return MPCE_VET_DISABLED;
+    }
+    return MPCE_VET_FAIL;
 }
 
 enum mpce_vet_result mpce_vet_module(mpce_engine *e, const struct mpce_module_file *f,
                                      struct mpce_verdict *v)
 {
-    static int said_secure, said_helper, said_cache;
+    static int said_off, said_secure, said_helper, said_cache;
     memset(v, 0, sizeof(*v));
+    /* [tune] vet = no: as before vetting, nothing read, written or spawned. */
+    if (!e->cfg.tune.vet)
+        return off(e, f, &said_off, "[tune] vet = no");
     if (mpce_verdict_read(e, f, v)) {
         mpce_log(&e->log, MPCE_LOG_DEBUG, NULL, "%s: vet verdict from %s: %s", f->path,
                  v->source, v->pass ? "passed" : v->reason);
@@ -356,42 +438,60 @@ enum mpce_vet_result mpce_vet_module(mpce_engine *e, const struct mpce_module_fi
             mpce_verdict_free(v);
             return MPCE_VET_OFF;
         }
-        return v->pass ? MPCE_VET_PASS : MPCE_VET_FAIL;
+        if (!v->pass) {
+            size_t n = strlen(v->reason);
+            snprintf(v->reason + n, sizeof(v->reason) - n, " (cached in %s: remove that file "
+                     "to vet it again)", v->source);
+        }
+        return judged(e, f, v);
     }
     if (mpce_vet_in_helper)
         return MPCE_VET_OFF;
-    if (mpce_selector_secure()) {
-        if (!__atomic_exchange_n(&said_secure, 1, __ATOMIC_RELAXED))
-            mpce_log(&e->log, MPCE_LOG_INFO, NULL, "module isolation is off: a setuid or setgid "
-                     "process does not start the probe helper, so modules are loaded and "
-                     "self-tested in this process");
-        return MPCE_VET_OFF;
-    }
+    if (mpce_selector_secure())
+        return off(e, f, &said_secure, "a setuid or setgid process does not start the probe "
+                   "helper");
     const char *helper = mpce_selector_helper(e);
     char why[4400];
     if (!mpce_selector_helper_ok(e, helper, why, sizeof(why))) {
-        if (!__atomic_exchange_n(&said_helper, 1, __ATOMIC_RELAXED))
-            mpce_log(&e->log, MPCE_LOG_INFO, NULL, "module isolation is off (%s): modules are "
-                     "loaded and self-tested in this process; install mpcengine-probe or set "
-                     "[tune] helper", why);
-        return MPCE_VET_OFF;
+        char words[4600];
+        snprintf(words, sizeof(words), "%.4400s; install mpcengine-probe or set [tune] helper",
+                 why);
+        return off(e, f, &said_helper, words);
     }
     if (run_helper(e, helper, f, v, why, sizeof(why)) != 0) {
+        /* A helper is there but gave no verdict: the module's code is not
+         * known to be safe to run here, so it is not loaded (fail closed). */
         mpce_verdict_free(v);
         memset(v, 0, sizeof(*v));
-        mpce_log(&e->log, MPCE_LOG_WARNING, NULL, "%s: could not be vetted out of process (%s "
-                 "vet: %s): loading it in this process", f->path, helper, why);
-        return MPCE_VET_OFF;
+        v->unvetted = 1;
+        snprintf(v->reason, sizeof(v->reason), "could not be vetted: %.150s vet: %.140s; fix "
+                 "[tune] helper or set [tune] vet = no", helper, why);
+        mpce_log(&e->log, MPCE_LOG_WARNING, NULL, "%s: %s", f->path, v->reason);
+        return MPCE_VET_FAIL;
     }
-    mpce_log(&e->log, v->pass ? MPCE_LOG_DEBUG : MPCE_LOG_WARNING, NULL,
-             "%s: vetted out of process: %s", f->path, v->pass ? "passed" : v->reason);
-    if (mpce_verdict_write(e, f, v, why, sizeof(why)) == 0)
+    /* A failure is logged once, as the loader skips the module. */
+    mpce_log(&e->log, MPCE_LOG_DEBUG, NULL, "%s: vetted out of process: %s", f->path,
+             v->pass ? "passed" : v->reason);
+    if (v->pass && v->warning[0])
+        mpce_log(&e->log, MPCE_LOG_WARNING, NULL, "%s: passed its vet, but %s (a device "
+                 "runtime may keep these; otherwise a leak to report to its authors)", f->path,
+                 v->warning);
+    if (!v->cache) {
+        mpce_log(&e->log, MPCE_LOG_DEBUG, NULL, "%s: vet verdict not cached: it may differ "
+                 "next time", f->path);
+    } else if (mpce_verdict_write(e, f, v, why, sizeof(why)) == 0) {
         mpce_log(&e->log, MPCE_LOG_DEBUG, NULL, "%s: vet verdict cached in %s", f->path, why);
-    else if (!__atomic_exchange_n(&said_cache, 1, __ATOMIC_RELAXED))
+        if (!v->pass) {
+            size_t n = strlen(v->reason);
+            snprintf(v->reason + n, sizeof(v->reason) - n, " (cached in %s: remove that file "
+                     "to vet it again)", why);
+        }
+    } else if (!__atomic_exchange_n(&said_cache, 1, __ATOMIC_RELAXED)) {
         mpce_log(&e->log, MPCE_LOG_INFO, NULL, "module vet verdicts cannot be cached (%s): "
                  "each engine vets its modules again; set [tune] dir to a directory this "
                  "process can write", why);
-    return v->pass ? MPCE_VET_PASS : MPCE_VET_FAIL;
+    }
+    return judged(e, f, v);
 }
 
 void mpce_vet_apply(mpce_engine *e, const struct mpce_module *m, const struct mpce_verdict *v)

@@ -29,22 +29,33 @@ struct mpce_vet_impl {
 struct mpce_verdict {
     int pass;                 /* its code ran to the end without a fault */
     char reason[400];         /* failed: what happened, and in which step */
+    char warning[300];        /* passed, but: descriptors kept after init */
     struct mpce_vet_impl *impls; /* malloc'd */
     size_t n_impls;
     char source[4200];        /* the cache file it came from, or "" when fresh */
+    int cache;                /* a property of the file: may be cached (not a
+                               * timeout, SIGKILL, out of memory, a refusal) */
+    int unvetted;             /* failed closed: no verdict could be had */
+    char plugin[MPCE_NAME_MAX + 1]; /* the plugin's name, once its entry ran */
+    int late;                 /* failed after the entry point (probe or later) */
 };
 
 enum mpce_vet_result {
     MPCE_VET_OFF = 0,         /* not vetted: load in process, as without isolation */
     MPCE_VET_PASS,
-    MPCE_VET_FAIL
+    MPCE_VET_FAIL,
+    MPCE_VET_DISABLED         /* failed only in code a disabled plugin never runs
+                               * ([plugin.NAME] enabled = no): load it as before */
 };
 
 /*
  * The verdict on the module open on f (checked and hashed): a valid cached
  * one, else a fresh one from the helper, cached when a state directory can
- * be written. OFF when isolation is off here (a setuid process, no helper,
- * a helper that could not run), logged once; *v is then empty.
+ * be written and the outcome is a property of the file. OFF when isolation
+ * is off here ([tune] vet = no, a setuid process, no helper installed),
+ * logged once per engine; *v is then empty. A helper that is there but
+ * gives no verdict fails the module closed (FAIL with v->unvetted), never
+ * OFF: the module is not loaded into this process unvetted.
  */
 enum mpce_vet_result mpce_vet_module(mpce_engine *e, const struct mpce_module_file *f,
                                      struct mpce_verdict *v);
@@ -63,7 +74,8 @@ extern int mpce_vet_in_helper;
 
 /* Called by the loader as each step of a module's code begins ("load",
  * "entry", "probe", "init", "implprobe", "fini"; `what` names the
- * implementation for "implprobe"). NULL except in the vetting helper; while
+ * implementation for "implprobe"), and with "plugin" and the plugin's name
+ * once its entry point returned a valid descriptor (no step of its own). NULL except in the vetting helper; while
  * it is set, the loader starts a module whatever [plugin.NAME] enabled says,
  * so that its probe and init are vetted too. */
 extern void (*mpce_vet_step_hook)(const char *step, const char *what);

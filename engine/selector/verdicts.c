@@ -16,6 +16,9 @@
  *   cpu <the selector's CPU signature>
  *   engine <engine version>
  *   verdict pass | verdict fail <reason>
+ *   plugin <name>          (the plugin's name, once its entry point ran)
+ *   late                   (it failed after its entry point)
+ *   warning <text>         (passed, but kept descriptors after init)
  *   impl <name> pass | impl <name> fail <reason>    (any number)
  *   end
  *
@@ -95,6 +98,14 @@ static int parse_body(char *body, struct mpce_verdict *v)
             v->pass = 0;
             have_verdict = 1;
             snprintf(v->reason, sizeof(v->reason), "%s", line + 13);
+        } else if (strncmp(line, "plugin ", 7) == 0) {
+            if (!mpce_registry_valid_name(line + 7))
+                return -1;
+            snprintf(v->plugin, sizeof(v->plugin), "%s", line + 7);
+        } else if (strcmp(line, "late") == 0) {
+            v->late = 1;
+        } else if (strncmp(line, "warning ", 8) == 0) {
+            snprintf(v->warning, sizeof(v->warning), "%s", line + 8);
         } else if (strncmp(line, "impl ", 5) == 0) {
             char *name = line + 5, *sp = strchr(name, ' ');
             if (!sp)
@@ -125,23 +136,39 @@ static int read_one(const mpce_engine *e, const char *dir, const char *want,
                                : open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0)
         return 0;
-    char buf[65536];
+    /* Sized from the file: its impl lines grow with the module. A file
+     * that is not a small regular one is not a verdict. */
+    struct stat sb;
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size > (1 << 24)) {
+        close(fd);
+        return 0;
+    }
+    size_t cap = (size_t)sb.st_size + 1;
+    char *buf = malloc(cap);
+    if (!buf) {
+        close(fd);
+        return 0;
+    }
     size_t have = 0;
     ssize_t got;
-    while (have < sizeof(buf) - 1 &&
-           ((got = read(fd, buf + have, sizeof(buf) - 1 - have)) > 0 ||
-            (got < 0 && errno == EINTR)))
+    while (have < cap - 1 &&
+           ((got = read(fd, buf + have, cap - 1 - have)) > 0 || (got < 0 && errno == EINTR)))
         have += got > 0 ? (size_t)got : 0;
     close(fd);
     buf[have] = '\0';
     size_t wl = strlen(want);
-    if (have <= wl || memcmp(buf, want, wl) != 0)
+    if (have <= wl || memcmp(buf, want, wl) != 0) {
+        free(buf);
         return 0; /* stale: another file, CPU or engine version */
+    }
     memset(v, 0, sizeof(*v));
-    if (parse_body(buf + wl, v) != 0) {
+    int bad = parse_body(buf + wl, v) != 0;
+    free(buf);
+    if (bad) {
         mpce_verdict_free(v);
         return 0;
     }
+    v->cache = 1;
     snprintf(v->source, sizeof(v->source), "%s", path);
     return 1;
 }
@@ -193,6 +220,12 @@ static int write_one(const char *dir, const char *want, const struct mpce_module
     }
     fputs(want, out);
     put_line(out, v->pass ? "verdict pass" : "verdict fail ", v->pass ? "" : v->reason);
+    if (v->plugin[0])
+        fprintf(out, "plugin %s\n", v->plugin);
+    if (v->late)
+        fputs("late\n", out);
+    if (v->warning[0])
+        put_line(out, "warning ", v->warning);
     for (size_t i = 0; i < v->n_impls; i++) {
         char prefix[128];
         snprintf(prefix, sizeof(prefix), "impl %s %s", v->impls[i].name,

@@ -23,7 +23,8 @@ static const char usage[] =
     "       mpcengine-probe knobs [--effort E] [options] -- ROW=IMPL...\n"
     "       mpcengine-probe pipeline [--effort E] [options] -- ROW=SPEC|SPEC... ROW=SPEC|...\n"
     "       mpcengine-probe slices [--effort E] [options] -- ROW=IMPL...\n"
-    "       mpcengine-probe vet --module-fd N --path PATH [options]\n"
+    "       mpcengine-probe vet --module-fd N --path PATH [--parent PID] [--timeout-ms N]\n"
+    "                           [options]\n"
     "The selector's helper (run by libmpcengine and `mpcengine tune`; not meant to be run\n"
     "by hand). tune: measure the missing or stale pins rows and write the pins file.\n"
     "measure: one worker, results on stdout. knobs: each row winner's knob values\n"
@@ -105,6 +106,10 @@ int main(int argc, char **argv)
                 return 1;
         } else if (strcmp(a, "--module-fd") == 0 && has) {
             o.module_fd = atoi(argv[++i]);
+        } else if (strcmp(a, "--parent") == 0 && has) {
+            o.parent = strtol(argv[++i], NULL, 10);
+        } else if (strcmp(a, "--timeout-ms") == 0 && has) {
+            o.timeout_ms = (unsigned)strtoul(argv[++i], NULL, 10);
         } else if (strcmp(a, "--path") == 0 && has) {
             o.module_path = argv[++i];
         } else if (strcmp(a, "--force") == 0) {

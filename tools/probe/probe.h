@@ -51,6 +51,8 @@ struct probe_opts {
     size_t n_skip;
     int module_fd;            /* vet: the module's descriptor, -1 if none */
     const char *module_path;  /* vet: its path, for messages and the loader */
+    long parent;              /* vet: the engine's pid: end with it; 0 if not given */
+    unsigned timeout_ms;      /* vet: the engine's [tune] vet_timeout; 0 if not given */
 };
 
 /* ---- plan.c ------------------------------------------------------------------ */
