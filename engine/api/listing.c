@@ -135,8 +135,19 @@ mpce_status mpce_list(mpce_engine *engine, int run_selftests, const mpce_impl_in
     if (st != MPCE_OK)
         return st;
     if (run_selftests)
-        for (size_t i = 0; i < e->n_slots; i++)
-            mpce_registry_ensure_tested(e, e->slots[i]);
+        for (size_t i = 0; i < e->n_slots; i++) {
+            struct mpce_slot *s = e->slots[i];
+            mpce_registry_ensure_tested(e, s);
+            /* Memory ran out before its verdict: the listing would not be
+             * the one asked for. */
+            if (mpce_slot_state(s) == MPCE_ST_UNTESTED) {
+                st = mpce_error(MPCE_ERR_NOMEM, "mpce_list: implementation '%s' (plugin %s): "
+                                "%s; free memory and list again", s->impl->name,
+                                s->module->name, s->reason);
+                mpce_engine_unref(e);
+                return st;
+            }
+        }
     pthread_mutex_lock(&e->lock);
     if (e->listing == NULL || e->listing_generation != e->generation) {
         size_t n = 0;
@@ -178,7 +189,13 @@ mpce_status mpce_selftest(mpce_engine *engine, const char *impl, size_t *passed,
             continue;
         }
         mpce_registry_ensure_tested(e, s);
-        if (mpce_slot_state(s) == MPCE_ST_PASS) {
+        if (mpce_slot_state(s) == MPCE_ST_UNTESTED) {
+            /* Memory ran out before a verdict: no count, an error. */
+            if (st == MPCE_OK)
+                st = mpce_error(MPCE_ERR_NOMEM, "implementation '%s' (plugin %s): %s; free "
+                                "memory and run the self-test again", s->impl->name,
+                                s->module->name, s->reason);
+        } else if (mpce_slot_state(s) == MPCE_ST_PASS) {
             np++;
         } else {
             nf++;

@@ -153,8 +153,16 @@ static void test_locked(mpce_engine *e, struct mpce_slot *s)
      * outlive it: its verdict goes to the slot's reason. */
     char detail[1024];
     snprintf(detail, sizeof(detail), "%s", mpce_last_error());
-    int ok = mpce_selftest_slot(s, why, sizeof(why)) == 0;
+    int rc = mpce_selftest_slot(s, why, sizeof(why)), ok = rc == 0;
     mpce_error(MPCE_OK, "%s", detail);
+    if (rc == MPCE_SELFTEST_NO_MEMORY) {
+        /* No verdict: the slot stays untested, and the next call that
+         * needs it tries again. */
+        snprintf(s->reason, sizeof(s->reason), "its self-test could not run: %.290s", why);
+        mpce_log(&e->log, MPCE_LOG_WARNING, s->module->name, "%s: %s", s->impl->name,
+                 s->reason);
+        return;
+    }
     if (ok) {
         s->reason[0] = '\0';
     } else {
@@ -184,6 +192,9 @@ mpce_status mpce_registry_usable(mpce_engine *e, struct mpce_slot *s, const char
         return mpce_error(MPCE_ERR_NOIMPL, "%s%s is variable-time: set allow_variable_time = "
                           "yes in engine.conf to use it", what, s->impl->name);
     mpce_registry_ensure_tested(e, s);
+    if (mpce_slot_state(s) == MPCE_ST_UNTESTED)
+        return mpce_error(MPCE_ERR_NOMEM, "%simplementation '%s' cannot be used yet: %s; "
+                          "free memory and call again", what, s->impl->name, s->reason);
     if (mpce_slot_state(s) != MPCE_ST_PASS)
         return mpce_error(MPCE_ERR_NOIMPL, "%simplementation '%s' is not selectable: %s: see "
                           "`mpcengine selftest`", what, s->impl->name, s->reason);

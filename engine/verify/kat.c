@@ -171,7 +171,7 @@ int mpce_kat_hex(const struct mpce_kat_record *rec, const char *name, uint8_t **
     uint8_t *buf = malloc(digits / 2 + 1);
     if (!buf) {
         mpce_error(MPCE_ERR_NOMEM, "out of memory reading %s", name);
-        return -1;
+        return MPCE_KAT_NO_MEMORY;
     }
     for (size_t i = 0; i < digits / 2; i++) {
         int hi = hex_digit(v[2 * i]), lo = hex_digit(v[2 * i + 1]);
@@ -198,7 +198,7 @@ int mpce_kat_u64_list(const struct mpce_kat_record *rec, const char *name, uint6
     uint64_t *arr = malloc(cap * sizeof(*arr));
     if (!arr) {
         mpce_error(MPCE_ERR_NOMEM, "out of memory reading %s", name);
-        return -1;
+        return MPCE_KAT_NO_MEMORY;
     }
     size_t n = 0;
     const char *p = v;

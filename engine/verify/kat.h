@@ -39,7 +39,9 @@ int mpce_kat_parse(const char *name, const char *text, struct mpce_kat_set *out)
 void mpce_kat_free(struct mpce_kat_set *set);
 
 /* Field accessors; each returns 0 on success, -1 if the field is missing or
- * malformed (with the record's file and line in the error detail). */
+ * malformed (with the record's file and line in the error detail), and
+ * MPCE_KAT_NO_MEMORY when memory ran out (which says nothing of the field). */
+#define MPCE_KAT_NO_MEMORY (-2)
 const char *mpce_kat_get(const struct mpce_kat_record *rec, const char *name);
 int mpce_kat_u64(const struct mpce_kat_record *rec, const char *name, uint64_t *value);
 /* Lowercase hex into a malloc'd buffer (*len bytes; a zero-length value gives

@@ -50,6 +50,7 @@ struct run {
     struct mpce_params params; /* the record's, for serves() */
     int unserved; /* serves() or ctx_new refused the record's parameters */
     uint64_t *ops_ran; /* bit per op id that ran and passed its check so far */
+    int no_memory;     /* stopped for lack of memory: no verdict on the code */
 };
 
 _Static_assert(MPCE_OP_COUNT <= 64, "ops_ran is one 64-bit mask");
@@ -68,6 +69,19 @@ static int fail(struct run *r, const char *fmt, ...)
     snprintf(r->reason, r->reason_len, "%s.%s record at %s:%u: %s", r->prim, r->rec->op,
              r->rec->file, r->rec->line, msg);
     return -1;
+}
+
+/* A record that memory ran out for proves nothing either way. */
+static int oom(struct run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int oom(struct run *r, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    r->no_memory = 1;
+    return fail(r, "%s", msg);
 }
 
 static void *keep(struct run *r, void *p)
@@ -124,6 +138,8 @@ static int call(struct run *r, enum mpce_op_id id, void **argv, unsigned argc)
     } else if (st == MPCE_OK && ret != 0) {
         mpce_op_status(r->slot, name, ret);
     }
+    if (st == MPCE_ERR_NOMEM || (st == MPCE_OK && ret == MPCE_ERR_NOMEM))
+        return oom(r, "%s", mpce_last_error());
     if (st != MPCE_OK)
         return fail(r, "%s", mpce_last_error());
     if (ret == MPCE_ERR_NOIMPL && id == mpce_op_first(r->slot->prim))
@@ -161,8 +177,9 @@ static int make_state(struct run *r, void **argv, unsigned argc)
 static uint8_t *hex(struct run *r, const char *name, size_t *len)
 {
     uint8_t *b = NULL;
-    if (mpce_kat_hex(r->rec, name, &b, len) != 0) {
-        fail(r, "%s", mpce_last_error());
+    int rc = mpce_kat_hex(r->rec, name, &b, len);
+    if (rc != 0) {
+        (rc == MPCE_KAT_NO_MEMORY ? oom : fail)(r, "%s", mpce_last_error());
         return NULL;
     }
     return keep(r, b);
@@ -191,8 +208,9 @@ static uint64_t *u64_list(struct run *r, const char *name, size_t want)
 {
     uint64_t *v = NULL;
     size_t n;
-    if (mpce_kat_u64_list(r->rec, name, &v, &n) != 0) {
-        fail(r, "%s", mpce_last_error());
+    int rc = mpce_kat_u64_list(r->rec, name, &v, &n);
+    if (rc != 0) {
+        (rc == MPCE_KAT_NO_MEMORY ? oom : fail)(r, "%s", mpce_last_error());
         return NULL;
     }
     keep(r, v);
@@ -235,7 +253,12 @@ static int expect_sha256(struct run *r, const char *field, const void *data, siz
     if (!want)
         return -1;
     if (sha256(data, len, got) != 0)
-        return fail(r, "cannot check %s: OpenSSL SHA-256 failed (out of memory?)", field);
+    {
+        char what[160];
+        snprintf(what, sizeof(what), "cannot check %s: OpenSSL SHA-256 failed (out of memory?)",
+                 field);
+        return oom(r, "%s", what);
+    }
     if (memcmp(got, want, 32) != 0)
         return fail(r, "SHA-256 of the output differs from %s", field);
     return 0;
@@ -304,7 +327,7 @@ static int prg_record(struct run *r)
     /* One byte past an allocation: implementations must take unaligned data. */
     uint8_t *raw = zalloc(r, 16 * out_blocks + 1);
     if (!raw)
-        return fail(r, "out of memory");
+        return oom(r, "out of memory");
     uint8_t *out = raw + 1;
     size_t nn = (size_t)n, idx = 1;
     if (is_ecb) {
@@ -377,7 +400,7 @@ static int ntt_record(struct run *r)
         return -1;
     uint64_t *out = zalloc(r, words * 8), *in = NULL;
     if (!out)
-        return fail(r, "out of memory");
+        return oom(r, "out of memory");
     if (mul) {
         uint64_t *a = u64_list(r, "a", n), *b = a ? u64_list(r, "b", n) : NULL;
         uint64_t *want = b ? u64_list(r, "out", n) : NULL;
@@ -405,7 +428,7 @@ static int ntt_record(struct run *r)
     if (hash) {
         uint8_t *le = zalloc(r, words * 8);
         if (!le)
-            return fail(r, "out of memory");
+            return oom(r, "out of memory");
         for (size_t i = 0; i < words; i++)
             for (int b = 0; b < 8; b++)
                 le[8 * i + b] = (uint8_t)(out[i] >> (8 * b));
@@ -420,7 +443,7 @@ static int ntt_record(struct run *r)
     uint64_t *back = zalloc(r, words * 8);
     void *argv2[] = {&r->state, &r->callp, &out, &back, &batch};
     if (!back)
-        return fail(r, "out of memory");
+        return oom(r, "out of memory");
     return call(r, OP(ntt, inverse), argv2, NARGS(argv2)) ||
            expect_blocks(r, "inverse(out)", back, in, words, 8, "coefficient");
 }
@@ -492,7 +515,7 @@ static int dpf_check_batch(struct run *r, const struct mpce_dpf_key_v1 *const ke
     const size_t nk = npts + 1, bits = keys[0]->bits;
     struct mpce_spec_dpf_batch_rw rw;
     if (!keep(r, mpce_spec_dpf_batch_alloc(nk, (unsigned)bits, &rw)))
-        return fail(r, "out of memory");
+        return oom(r, "out of memory");
     for (size_t j = 0; j < nk; j++)
         mpce_spec_dpf_batch_put(&rw, j, (unsigned)bits, keys[(j + 1) % 2]);
     const struct mpce_dpf_batch_v1 b = mpce_spec_dpf_batch_view(&rw);
@@ -554,7 +577,7 @@ static int dpf_record(struct run *r)
     size_t klen = mpce_spec_dpf_key_size(bits);
     uint8_t *ser = zalloc(r, klen);
     if (!k0 || !k1 || !ser)
-        return fail(r, "out of memory");
+        return oom(r, "out of memory");
     void *gargv[] = {&r->state, &r->callp, &alpha, &beta, &s0, &s1, &k0, &k1};
     if (call(r, OP(dpf, gen), gargv, NARGS(gargv)) != 0)
         return -1;
@@ -595,7 +618,7 @@ static int dpf_record(struct run *r)
     const struct mpce_dpf_key_v1 **kv = zalloc(r, npts * sizeof(*kv));
     uint8_t *mixed = zalloc(r, npts * osz);
     if (!kv || !mixed)
-        return fail(r, "out of memory");
+        return oom(r, "out of memory");
     for (size_t i = 0; i < npts; i++) {
         kv[i] = keys[i % 2];
         memcpy(mixed + i * osz, want[i % 2] + i * osz, osz);
@@ -611,7 +634,7 @@ static int dpf_record(struct run *r)
     size_t all = ((size_t)1 << bits) * osz;
     uint8_t *buf = zalloc(r, all);
     if (!buf)
-        return fail(r, "out of memory");
+        return oom(r, "out of memory");
     for (int p = 0; p < 2; p++) {
         char field[32];
         snprintf(field, sizeof(field), "evalall%d_sha256", p);
@@ -646,10 +669,12 @@ int mpce_selftest_slot(const struct mpce_slot *slot, char *reason, size_t reason
     reason[0] = '\0';
     struct mpce_kat_set set;
     if (mpce_kat_load(files[slot->prim], &set) != 0) {
+        /* The vectors are built in and checked at build time: only memory
+         * can stop them loading. */
         snprintf(reason, reason_len, "cannot load vectors: %s", mpce_last_error());
-        return -1;
+        return MPCE_SELFTEST_NO_MEMORY;
     }
-    int rc = 0;
+    int rc = 0, no_memory = 0;
     uint64_t ops_ran = 0;
     for (size_t i = 0; i < set.count && rc == 0; i++) {
         struct run r = {
@@ -666,6 +691,7 @@ int mpce_selftest_slot(const struct mpce_slot *slot, char *reason, size_t reason
         r.params.struct_size = sizeof(r.params);
         r.params.primitive = (uint32_t)slot->prim;
         rc = run_record[slot->prim](&r);
+        no_memory = r.no_memory;
         finish(&r);
         /* An implementation that serves only some parameters (IFMA: q < 2^50)
          * refuses the others, in serves() or ctx_new, as it would for a
@@ -678,8 +704,12 @@ int mpce_selftest_slot(const struct mpce_slot *slot, char *reason, size_t reason
     }
     mpce_kat_free(&set);
     /* A record's own allocation that failed stops it without a reason. */
-    if (rc != 0 && !reason[0])
+    if (rc != 0 && !reason[0]) {
         snprintf(reason, reason_len, "could not be completed: out of memory");
+        no_memory = 1;
+    }
+    if (rc != 0 && no_memory)
+        return MPCE_SELFTEST_NO_MEMORY;
     /* Passing means every operation it offers was checked here: records it
      * declined, or that only apply to larger sizes, prove nothing. */
     enum mpce_op_id first = mpce_op_first(slot->prim);

@@ -12,7 +12,10 @@
 #include "engine/internal.h"
 
 /* 0 if slot reproduces every vector; -1 with the first mismatch in `reason`
- * ("prg.ctr record at prg.txt:123: block 5 differs"). */
+ * ("prg.ctr record at prg.txt:123: block 5 differs"); MPCE_SELFTEST_NO_MEMORY
+ * when memory ran out before a verdict (the reason says where): that says
+ * nothing about the implementation, so it stays untested. */
+#define MPCE_SELFTEST_NO_MEMORY (-2)
 int mpce_selftest_slot(const struct mpce_slot *slot, char *reason, size_t reason_len);
 
 #endif
