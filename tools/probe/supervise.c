@@ -890,6 +890,18 @@ int probe_tune(mpce_engine *e, const struct probe_opts *o, const char *self)
     struct mpce_pins pins, sys;
     enum mpce_pins_read_result rr =
         mpce_selector_read(e, dir, &pins, path, sizeof(path), why, sizeof(why));
+    if (rr == MPCE_PINS_READ_ERROR && !e->cfg.privileged) {
+        /* A read that failed (memory, I/O) says nothing of the file: writing
+         * afresh would drop the rows this tune does not measure again. (A
+         * privileged tune also gets this for a file it cannot trust, and
+         * replaces that, as before.) */
+        fprintf(stderr, "mpcengine-probe: cannot read %s: %s: the tune stops and the file is "
+                "kept; try again\n", path, why);
+        mpce_pins_free(&pins);
+        mpce_pins_unlock(lock);
+        free(plan);
+        return 1;
+    }
     if (rr == MPCE_PINS_READ_CORRUPT || rr == MPCE_PINS_READ_ERROR)
         fprintf(stderr, "mpcengine-probe: replacing %s: %s\n", path, why);
     if (rr != MPCE_PINS_READ_OK)
