@@ -28,6 +28,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 _Noreturn void fuzz_fail(const char *file, int line, const char *cond, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
+/* Empty this thread's error detail, so that a refusal's reason is checked
+ * for the call that refused, not found left over from an earlier input. */
+void fuzz_clear_error(void);
+
 /* This process's own scratch directory (created on first use, removed with
  * everything in it at exit): iniparser reads only from a path. Under
  * $MPCE_FUZZ_TMPDIR if set, else /dev/shm where it is writable, else

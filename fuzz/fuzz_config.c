@@ -91,6 +91,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
      * mpce_config_read_file; its message must be set whenever it fails. */
     struct mpce_config cfg;
     FUZZ_CHECK(mpce_config_init(&cfg) == MPCE_OK, "%s", mpce_last_error());
+    fuzz_clear_error();
     mpce_status st = mpce_config_read_file(&cfg, main_path, MPCE_CONF_REQUIRED, "fuzz");
     if (st == MPCE_OK)
         st = mpce_config_read_dir(&cfg, dir);

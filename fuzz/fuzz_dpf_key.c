@@ -27,6 +27,7 @@ static void points_for(unsigned bits, uint64_t pts[3])
 static void one_key(mpce_engine *e, const uint8_t *buf, size_t len)
 {
     mpce_dpf_key *key = NULL;
+    fuzz_clear_error();
     if (mpce_dpf_key_parse(buf, len, &key) != MPCE_OK) {
         FUZZ_CHECK(key == NULL, "a refused key was handed out");
         FUZZ_CHECK(mpce_last_error()[0] != '\0', "refused without a reason");
@@ -83,6 +84,7 @@ static void batch(mpce_engine *e, size_t nkeys, const uint8_t *buf, size_t len)
     FUZZ_CHECK(mpce_dpf_new(e, bits, group, kl, kr, &ctx) == MPCE_OK, "mpce_dpf_new: %s",
                mpce_last_error());
     mpce_dpf_keys *b = NULL;
+    fuzz_clear_error();
     if (mpce_dpf_keys_parse(ctx, buf, len, nkeys, &b) == MPCE_OK) {
         FUZZ_CHECK(mpce_dpf_keys_count(b) == nkeys, "%zu keys in a batch of %zu",
                    mpce_dpf_keys_count(b), nkeys);

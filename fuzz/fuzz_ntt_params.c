@@ -47,6 +47,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 moduli[i] % (2 * (uint64_t)n) == 1;
 
     uint64_t g[MAX_L], psi[MAX_L];
+    fuzz_clear_error();
     mpce_status st = mpce_ntt_params(n, l ? moduli : NULL, l, g, psi);
     FUZZ_CHECK((st == MPCE_OK) == valid, "n = %zu, l = %zu: status %d, expected %s", n, l,
                (int)st, valid ? "valid" : "a refusal");

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "fuzz/fuzz.h"
+#include "engine/internal.h"
 
 void fuzz_fail(const char *file, int line, const char *cond, const char *fmt, ...)
 {
@@ -51,6 +52,11 @@ static void remove_temp_dir(void)
     /* A child (the engine may spawn one) must not remove its parent's. */
     if (temp_dir && getpid() == temp_owner)
         remove_tree(temp_dir, 0);
+}
+
+void fuzz_clear_error(void)
+{
+    mpce_error(MPCE_OK, "%s", "");
 }
 
 const char *fuzz_temp_dir(void)

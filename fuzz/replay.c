@@ -120,6 +120,12 @@ int main(int argc, char **argv)
             rc = run_path(argv[i], 0);
     } else {
         rc = run_path(FUZZ_DIR "/corpus/" FUZZ_TARGET, 0);
+        /* A seed corpus that yields nothing would replay nothing and pass. */
+        if (rc == 0 && replayed == 0) {
+            fprintf(stderr, "replay: %s holds no inputs: the seeds are missing\n",
+                    FUZZ_DIR "/corpus/" FUZZ_TARGET);
+            rc = -1;
+        }
         if (rc == 0)
             rc = run_path(FUZZ_DIR "/regress/" FUZZ_TARGET, 1);
     }
