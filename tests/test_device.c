@@ -14,6 +14,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "engine/runtime/queue.h"
 #include "tests/modules/emudev.h"
@@ -32,6 +33,7 @@ static const uint64_t moduli[L] = {UINT64_C(0x1fffffffffe00001), UINT64_C(0x0fff
 
 static char *plugin_dir;
 static mpce_engine *engine;
+static char *conf_path; /* [tune] vet = no */
 static emudev_stats_fn stats;
 static emudev_fail_after_fn fail_after;
 static emudev_complete_and_return_fn complete_and_return;
@@ -42,8 +44,13 @@ static void setup(void)
 {
     plugin_dir = tu_temp_dir();
     char *so = tu_copy_into(EMUDEV_SO, plugin_dir, 0755);
+    /* In process, whatever helper is installed: the suite drives the
+     * module's failure injection through the handle this process loaded,
+     * and its self-tests must run here, not come from a vet's verdict. */
+    conf_path = tu_write_temp("[tune]\nvet = no\n");
     mpce_options opts = {
         .struct_size = sizeof(opts),
+        .config_path = conf_path,
         .plugin_path = plugin_dir,
         .flags = MPCE_OPT_NO_USER_CONFIG | MPCE_OPT_NO_ENV | MPCE_OPT_NO_SYSTEM_CONFIG,
     };
@@ -317,6 +324,7 @@ static void test_complete_and_return_other_paths(void)
 
     mpce_options opts = {
         .struct_size = sizeof(opts),
+        .config_path = conf_path,
         .plugin_path = plugin_dir,
         .flags = MPCE_OPT_NO_USER_CONFIG | MPCE_OPT_NO_ENV | MPCE_OPT_NO_SYSTEM_CONFIG,
     };
@@ -537,6 +545,9 @@ static void test_nothing_leaks(void)
     CU_ASSERT_EQUAL(after.bad_frees, before.bad_frees);
     CU_ASSERT_EQUAL(after.bad_frees, 0);
     tu_remove_dir(plugin_dir);
+    unlink(conf_path);
+    free(conf_path);
+    conf_path = NULL;
 }
 
 int main(void)

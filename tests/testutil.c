@@ -13,10 +13,16 @@
 
 #include <CUnit/Basic.h>
 
+#include "engine/selector/selector.h"
 #include "tests/testutil.h"
 
 int tu_main(const char *suite_name, const struct tu_test *tests)
 {
+    /* Hermetic: a helper installed at the build's prefix (`make install`)
+     * must not vet or tune for the suites. A suite that wants one names it
+     * in [tune] helper (PROBE_BIN, the built one). */
+    mpce_selector_default_helper_override = "/nonexistent/mpcengine-probe (the test suites use "
+                                            "no installed helper: name one in [tune] helper)";
     if (CU_initialize_registry() != CUE_SUCCESS)
         return 2;
     CU_pSuite suite = CU_add_suite(suite_name, NULL, NULL);

@@ -136,6 +136,9 @@ enum mpce_pins_read_result mpce_selector_read(const mpce_engine *e, const char *
 /* The helper engine e runs: [tune] helper, or the one installed with the
  * library. */
 const char *mpce_selector_helper(const mpce_engine *e);
+/* Tests set this to stand for the installed helper, so that whether one is
+ * installed at the build's prefix changes no suite (tests/testutil.c). */
+extern const char *mpce_selector_default_helper_override;
 /* Whether this process may run helper: 1, or 0 with the reason (missing,
  * not executable, or not root-owned in a privileged process). */
 int mpce_selector_helper_ok(const mpce_engine *e, const char *helper, char *why, size_t len);

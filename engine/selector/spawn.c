@@ -61,9 +61,14 @@ static int could_write(const char *dir)
     }
 }
 
+const char *mpce_selector_default_helper_override;
+
 const char *mpce_selector_helper(const mpce_engine *e)
 {
-    return e->cfg.tune.helper ? e->cfg.tune.helper : MPCE_PROBE_HELPER;
+    if (e->cfg.tune.helper)
+        return e->cfg.tune.helper;
+    return mpce_selector_default_helper_override ? mpce_selector_default_helper_override
+                                                 : MPCE_PROBE_HELPER;
 }
 
 int mpce_selector_secure(void)
