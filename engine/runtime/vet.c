@@ -419,6 +419,22 @@ static enum mpce_vet_result judged(mpce_engine *e, const struct mpce_module_file
     return MPCE_VET_FAIL;
 }
 
+/* A helper is there (or was named) but gave no verdict: the module's code
+ * is not known to be safe to run here, so it is not loaded (fail closed),
+ * and nothing is cached. */
+static enum mpce_vet_result unvetted(mpce_engine *e, const struct mpce_module_file *f,
+                                     struct mpce_verdict *v, const char *helper,
+                                     const char *why)
+{
+    mpce_verdict_free(v);
+    memset(v, 0, sizeof(*v));
+    v->unvetted = 1;
+    snprintf(v->reason, sizeof(v->reason), "could not be vetted: %.150s vet: %.140s; fix "
+             "[tune] helper or set [tune] vet = no", helper, why);
+    mpce_log(&e->log, MPCE_LOG_WARNING, NULL, "%s: %s", f->path, v->reason);
+    return MPCE_VET_FAIL;
+}
+
 enum mpce_vet_result mpce_vet_module(mpce_engine *e, const struct mpce_module_file *f,
                                      struct mpce_verdict *v)
 {
@@ -453,22 +469,15 @@ enum mpce_vet_result mpce_vet_module(mpce_engine *e, const struct mpce_module_fi
     const char *helper = mpce_selector_helper(e);
     char why[4400];
     if (!mpce_selector_helper_ok(e, helper, why, sizeof(why))) {
+        /* No helper there (installed or named): isolation off. One that
+         * is there but cannot be started fails closed (run_helper). */
         char words[4600];
         snprintf(words, sizeof(words), "%.4400s; install mpcengine-probe or set [tune] helper",
                  why);
         return off(e, f, &said_helper, words);
     }
-    if (run_helper(e, helper, f, v, why, sizeof(why)) != 0) {
-        /* A helper is there but gave no verdict: the module's code is not
-         * known to be safe to run here, so it is not loaded (fail closed). */
-        mpce_verdict_free(v);
-        memset(v, 0, sizeof(*v));
-        v->unvetted = 1;
-        snprintf(v->reason, sizeof(v->reason), "could not be vetted: %.150s vet: %.140s; fix "
-                 "[tune] helper or set [tune] vet = no", helper, why);
-        mpce_log(&e->log, MPCE_LOG_WARNING, NULL, "%s: %s", f->path, v->reason);
-        return MPCE_VET_FAIL;
-    }
+    if (run_helper(e, helper, f, v, why, sizeof(why)) != 0)
+        return unvetted(e, f, v, helper, why);
     /* A failure is logged once, as the loader skips the module. */
     mpce_log(&e->log, MPCE_LOG_DEBUG, NULL, "%s: vetted out of process: %s", f->path,
              v->pass ? "passed" : v->reason);
