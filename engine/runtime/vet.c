@@ -431,7 +431,8 @@ static enum mpce_vet_result unvetted(mpce_engine *e, const struct mpce_module_fi
     v->unvetted = 1;
     snprintf(v->reason, sizeof(v->reason), "could not be vetted: %.150s vet: %.140s; fix "
              "[tune] helper or set [tune] vet = no", helper, why);
-    mpce_log(&e->log, MPCE_LOG_WARNING, NULL, "%s: %s", f->path, v->reason);
+    /* Logged as a warning once, as the loader skips it. */
+    mpce_log(&e->log, MPCE_LOG_DEBUG, NULL, "%s: %s", f->path, v->reason);
     return MPCE_VET_FAIL;
 }
 
