@@ -80,7 +80,8 @@ int mpce_pins_lock_file(const char *dir, const char *name, unsigned wait_ms, cha
     if (mpce_pins_make_dir(dir, path, why, why_len) == 0) {
         fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0644);
         if (fd < 0) {
-            mpce_pins_why(why, why_len, "%s: cannot open: %s", path, strerror(errno));
+            mpce_pins_why(why, why_len, "%s: cannot open: %s%s", path, strerror(errno),
+                          mpce_pins_write_hint(errno));
         } else if (flock_within(fd, path, wait_ms, why, why_len) != 0) {
             int err = errno;
             close(fd);

@@ -338,3 +338,21 @@ int mpce_pins_make_dir(const char *dir, const char *path, char *why, size_t why_
                   strerror(errno));
     return -1;
 }
+
+/* What to do about a failed write, for the message's end: the old file is
+ * always kept. */
+const char *mpce_pins_write_hint(int err)
+{
+    switch (err) {
+    case ENOSPC:
+    case EDQUOT:
+        return ": free space there and tune again; the old pins file is kept";
+    case EROFS:
+    case EACCES:
+    case EPERM:
+        return ": make the directory writable or set [tune] dir to one that is; the old "
+               "pins file is kept";
+    default:
+        return "; the old pins file is kept";
+    }
+}

@@ -124,6 +124,9 @@ locale_t mpce_pins_c_locale(void);
 
 /* Format a one-line message into why (nothing when why is NULL or why_len
  * 0), keeping errno. */
+/* What to do about a failed write or lock (ENOSPC, EROFS, ...), for the end
+ * of its message: the old pins file is always kept. */
+const char *mpce_pins_write_hint(int err);
 void mpce_pins_why(char *why, size_t why_len, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 

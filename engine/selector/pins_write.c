@@ -422,24 +422,6 @@ static int write_all(int fd, const char *buf, size_t len)
     return 0;
 }
 
-/* What to do about a failed write, for the message's end: the old file is
- * always kept. */
-static const char *write_hint(int err)
-{
-    switch (err) {
-    case ENOSPC:
-    case EDQUOT:
-        return ": free space there and tune again; the old pins file is kept";
-    case EROFS:
-    case EACCES:
-    case EPERM:
-        return ": make the directory writable or set [tune] dir to one that is; the old "
-               "pins file is kept";
-    default:
-        return "; the old pins file is kept";
-    }
-}
-
 /* buf into a new temporary file tmp (its XXXXXX replaced), 0644, on disk,
  * then renamed over path; the temporary is removed on failure. 0, or -1
  * with errno and why set. */
@@ -450,7 +432,7 @@ static int replace_file(const char *path, char *tmp, const char *dir, const char
     if (fd < 0) {
         int err = errno;
         mpce_pins_why(why, why_len, "%s: cannot create a temporary file in %s: %s%s", path,
-                      dir, strerror(err), write_hint(err));
+                      dir, strerror(err), mpce_pins_write_hint(err));
         errno = err;
         return -1;
     }
@@ -470,10 +452,10 @@ static int replace_file(const char *path, char *tmp, const char *dir, const char
     }
     if (what)
         mpce_pins_why(why, why_len, "%s: %s of %s failed: %s%s", path, what, tmp,
-                      strerror(errno), write_hint(errno));
+                      strerror(errno), mpce_pins_write_hint(errno));
     else if (rename(tmp, path) != 0)
         mpce_pins_why(why, why_len, "%s: cannot rename %s into place: %s%s", path, tmp,
-                      strerror(errno), write_hint(errno));
+                      strerror(errno), mpce_pins_write_hint(errno));
     else
         return 0;
     int err = errno;

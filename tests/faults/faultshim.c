@@ -466,9 +466,13 @@ static void after_read(int fd)
     }
 }
 
+/* A full disk refuses only a new file (opening one that exists needs no
+ * space); a read-only one refuses every open that could write. */
 static int open_fault(const char *path, int flags)
 {
-    return (flags & O_CREAT) && fail_create && under_prefix(path);
+    if (!(flags & O_CREAT) || !fail_create || !under_prefix(path))
+        return 0;
+    return file_errno != ENOSPC || access(path, F_OK) != 0;
 }
 
 EXPORT int open(const char *path, int flags, ...)
