@@ -207,30 +207,9 @@ static pid_t start(mpce_engine *e, const char *helper, const struct mpce_module_
             close(mfd);
         return -1;
     }
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_adddup2(&fa, wfd, VET_PIPE_FD);
-    posix_spawn_file_actions_adddup2(&fa, mfd, VET_MODULE_FD);
-#ifdef HAVE_POSIX_SPAWN_FILE_ACTIONS_ADDCLOSEFROM_NP
-    posix_spawn_file_actions_addclosefrom_np(&fa, VET_MODULE_FD + 1);
-#endif
-    posix_spawnattr_t attr;
-    posix_spawnattr_init(&attr);
-    sigset_t none, all;
-    sigemptyset(&none);
-    sigfillset(&all);
-    posix_spawnattr_setsigmask(&attr, &none);
-    posix_spawnattr_setsigdefault(&attr, &all);
-    posix_spawnattr_setpgroup(&attr, 0);
-    posix_spawnattr_setflags(&attr,
-                             POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
+    const struct mpce_spawn_fd place[] = {{wfd, VET_PIPE_FD}, {mfd, VET_MODULE_FD}};
     pid_t pid;
-    int rc = posix_spawn(&pid, helper, &fa, &attr, (char *const *)argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    posix_spawnattr_destroy(&attr);
+    int rc = mpce_selector_spawn_helper(helper, argv, place, 2, 1, &pid);
     close(wfd);
     close(mfd);
     if (rc != 0) {

@@ -10,6 +10,7 @@
 #define MPCE_SELECTOR_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "engine/internal.h"
 #include "engine/selector/pins.h"
@@ -168,6 +169,19 @@ ssize_t mpce_lines_read(struct mpce_lines *l, int fd, mpce_line_fn fn, void *arg
  * directory this process could write, or the process is setuid/setgid.
  */
 int mpce_selector_spawn(mpce_engine *e, const mpce_options *opts, int force, unsigned wait_ms);
+
+/* Start the probe helper as it is always started: posix_spawn (a device
+ * runtime's context does not survive fork), stdin and stdout on /dev/null,
+ * each fds[i].from placed on fds[i].to (stderr on /dev/null unless one is
+ * placed there), every descriptor above them closed where the C library
+ * can, the application's signal mask and dispositions reset, and in a
+ * process group of its own when own_group. 0 with *pid, or an errno value. */
+struct mpce_spawn_fd {
+    int from, to;
+};
+int mpce_selector_spawn_helper(const char *helper, const char *const *argv,
+                               const struct mpce_spawn_fd *fds, size_t n_fds, int own_group,
+                               pid_t *pid);
 
 /* The pins record of a loaded module. Strings point into m. */
 void mpce_selector_module_record(const mpce_engine *e, const struct mpce_module *m,

@@ -161,6 +161,48 @@ static int relay(mpce_engine *e, int fd, pid_t first, int *reaped, long long dea
     }
 }
 
+int mpce_selector_spawn_helper(const char *helper, const char *const *argv,
+                               const struct mpce_spawn_fd *fds, size_t n_fds, int own_group,
+                               pid_t *pid)
+{
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    int stderr_placed = 0, highest = 2;
+    for (size_t i = 0; i < n_fds; i++) {
+        stderr_placed |= fds[i].to == 2;
+        highest = fds[i].to > highest ? fds[i].to : highest;
+    }
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    if (!stderr_placed)
+        posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+    for (size_t i = 0; i < n_fds; i++)
+        posix_spawn_file_actions_adddup2(&fa, fds[i].from, fds[i].to);
+#ifdef HAVE_POSIX_SPAWN_FILE_ACTIONS_ADDCLOSEFROM_NP
+    posix_spawn_file_actions_addclosefrom_np(&fa, highest + 1);
+#else
+    (void)highest;
+#endif
+    /* The application's signal mask and dispositions are its own. */
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    sigset_t none, all;
+    sigemptyset(&none);
+    sigfillset(&all);
+    posix_spawnattr_setsigmask(&attr, &none);
+    posix_spawnattr_setsigdefault(&attr, &all);
+    short flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
+    if (own_group) {
+        posix_spawnattr_setpgroup(&attr, 0);
+        flags |= POSIX_SPAWN_SETPGROUP;
+    }
+    posix_spawnattr_setflags(&attr, flags);
+    int rc = posix_spawn(pid, helper, &fa, &attr, (char *const *)argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&attr);
+    return rc;
+}
+
 int mpce_selector_spawn(mpce_engine *e, const mpce_options *opts, int force, unsigned wait_ms)
 {
     static int said_helper, said_dir, said_secure;
@@ -222,27 +264,9 @@ int mpce_selector_spawn(mpce_engine *e, const mpce_options *opts, int force, uns
                  strerror(errno));
         return 0;
     }
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
-#ifdef HAVE_POSIX_SPAWN_FILE_ACTIONS_ADDCLOSEFROM_NP
-    posix_spawn_file_actions_addclosefrom_np(&fa, 3);
-#endif
-    /* The application's signal mask and dispositions are its own. */
-    posix_spawnattr_t attr;
-    posix_spawnattr_init(&attr);
-    sigset_t none, all;
-    sigemptyset(&none);
-    sigfillset(&all);
-    posix_spawnattr_setsigmask(&attr, &none);
-    posix_spawnattr_setsigdefault(&attr, &all);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    const struct mpce_spawn_fd place[] = {{fds[1], 2}};
     pid_t pid;
-    int rc = posix_spawn(&pid, helper, &fa, &attr, (char *const *)argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    posix_spawnattr_destroy(&attr);
+    int rc = mpce_selector_spawn_helper(helper, argv, place, 1, 0, &pid);
     close(fds[1]);
     if (rc != 0) {
         close(fds[0]);
