@@ -407,7 +407,9 @@ static void test_knobs_measured_pinned_and_passed(void)
         CU_ASSERT_FATAL(read_pins(&p));
         r = mpce_pins_find_row(&p, "prg.ecb.large");
         CU_ASSERT_FATAL(r != NULL);
-        if (attempt == 3 || strcmp(r->knobs, "wait=0") == 0 || !strstr(r->knob_verdict, "noise"))
+        if (attempt == 3 || strcmp(r->knobs, "wait=0") == 0 ||
+            !(strstr(r->knob_verdict, "noise") ||
+              strstr(r->knob_verdict, "but not again with new buffers")))
             break;
         fprintf(stderr, "  attempt %d: the noise outweighed the knob (%s): measuring again\n",
                 attempt, r->knob_verdict);
@@ -550,10 +552,12 @@ static void test_pipeline_scores_tree_and_fold_together(void)
                             TEST_PLUGIN_PATH, "--", "dpf.evalall.large=dpf-aesni",
                             "lpn.fold.kbig.large=lpn-soft|lpn-aesni", NULL};
     /* As for the knobs: a verdict that the machine's noise outweighed the
-     * difference is measured again, a few times at most. */
+     * difference, or that the second measurement (new buffers) did not
+     * confirm the first, is measured again, a few times at most. */
     for (int attempt = 1; attempt <= 3; attempt++) {
         CU_ASSERT(run(faster) == 0);
-        if (strstr(out_text, "pinned on both rows") || !strstr(out_text, "noise"))
+        if (strstr(out_text, "pinned on both rows") ||
+            !(strstr(out_text, "noise") || strstr(out_text, "but not again with new buffers")))
             break;
         fprintf(stderr, "  attempt %d: the noise outweighed the pair (%s): measuring again\n",
                 attempt, out_text);
