@@ -141,11 +141,22 @@ static enum mpce_pins_read_result raw_duplicates(struct pins_rd *r)
     return res;
 }
 
+/* Section and key names the engine writes are ASCII; iniparser lowercases
+ * names bytewise through a signed char, so for other bytes its names and
+ * these need not agree (found by fuzz_pins). Values may hold any UTF-8. */
+static int ascii_name(const char *b, const char *e)
+{
+    for (; b < e; b++)
+        if ((unsigned char)*b >= 0x80)
+            return 0;
+    return 1;
+}
+
 /*
  * The text line by line, as iniparser reads it but stricter: blank lines,
  * # or ; comments, [section] and key = value, where value is "..." without
  * '"' inside or a bare word without quotes, ';' or '#' (which iniparser
- * would cut it at); no control characters, no line iniparser would join to
+ * would cut it at); names in ASCII; no control characters, no line iniparser would join to
  * the next (a trailing backslash) or find too long; no duplicates.
  */
 static enum mpce_pins_read_result raw_scan(struct pins_rd *r)
@@ -180,7 +191,8 @@ static enum mpce_pins_read_result raw_scan(struct pins_rd *r)
                                          "expected [section], key = value or a # comment");
             trim(&nb, &ne);
             if (nb == ne || memchr(nb, ':', (size_t)(ne - nb)) ||
-                memchr(nb, '[', (size_t)(ne - nb)) || memchr(nb, ']', (size_t)(ne - nb)))
+                memchr(nb, '[', (size_t)(ne - nb)) || memchr(nb, ']', (size_t)(ne - nb)) ||
+                !ascii_name(nb, ne))
                 return mpce_pins_rd_fail(r, MPCE_PINS_READ_CORRUPT, line, "malformed section name");
             if (push_sec(r, nb, (size_t)(ne - nb), line))
                 return mpce_pins_rd_nomem(r);
@@ -194,7 +206,7 @@ static enum mpce_pins_read_result raw_scan(struct pins_rd *r)
         const char *kb = b, *ke = eq, *vb = eq + 1, *ve = e;
         trim(&kb, &ke);
         trim(&vb, &ve);
-        if (kb == ke || memchr(kb, ':', (size_t)(ke - kb)))
+        if (kb == ke || memchr(kb, ':', (size_t)(ke - kb)) || !ascii_name(kb, ke))
             return mpce_pins_rd_fail(r, MPCE_PINS_READ_CORRUPT, line, "malformed key name");
         size_t vl = (size_t)(ve - vb);
         int ok;
