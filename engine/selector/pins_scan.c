@@ -179,11 +179,16 @@ static enum mpce_pins_read_result raw_scan(struct pins_rd *r)
         const char *b = p, *e = eol;
         p = eol + 1;
         trim(&b, &e);
-        if (b == e || *b == '#' || *b == ';')
+        if (b == e)
             continue;
+        /* Before comments: iniparser joins any line that ends so, a
+         * comment too, and the next line would vanish into it (found by
+         * fuzz_pins). */
         if (e[-1] == '\\')
             return mpce_pins_rd_fail(r, MPCE_PINS_READ_CORRUPT, line,
                                      "ends in a backslash (would continue on the next line)");
+        if (*b == '#' || *b == ';')
+            continue;
         if (*b == '[') {
             const char *nb = b + 1, *ne = e - 1;
             if (e - b < 2 || *ne != ']')
