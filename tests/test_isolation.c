@@ -30,12 +30,13 @@ static char *state_dir; /* the suite's [tune] dir: its verdict cache */
 struct logbuf {
     char text[1 << 16];
     size_t used;
+    unsigned warnings;
 };
 
 static void log_to(void *arg, mpce_log_level level, const char *plugin, const char *message)
 {
     struct logbuf *l = arg;
-    (void)level;
+    l->warnings += level == MPCE_LOG_WARNING;
     int n = snprintf(l->text + l->used, sizeof(l->text) - l->used, "%s%s%s\n",
                      plugin ? plugin : "", plugin ? ": " : "", message);
     if (n > 0)
@@ -71,7 +72,7 @@ static mpce_status engine_with(const char *dir, const char *helper, const char *
              state_dir, helper_line, timeout, extra ? extra : "");
     char *conf = tu_write_temp(text);
     if (log)
-        log->used = 0, log->text[0] = '\0';
+        log->used = 0, log->text[0] = '\0', log->warnings = 0;
     mpce_options opts = {
         .struct_size = sizeof(opts),
         .config_path = conf,
@@ -435,6 +436,27 @@ static void test_no_helper(void)
     tu_remove_dir(dir);
 }
 
+/* A helper named in [tune] helper that is not there is a mistake in the
+ * configuration: isolation is off as without one installed, but it is a
+ * warning that names the setting. */
+static void test_named_helper_missing(void)
+{
+    char *dir = tu_temp_dir();
+    place(dir, "okay.so", "none_none");
+    char missing[4200];
+    snprintf(missing, sizeof(missing), "%s/no-such-probe", dir);
+    static struct logbuf log;
+    mpce_engine *e;
+    CU_ASSERT_EQUAL_FATAL(engine_with(dir, missing, "30", NULL, &log, &e), MPCE_OK);
+    CU_ASSERT(strstr(log.text, "no-such-probe: No such file or directory, named in [tune] "
+                     "helper; fix that path") != NULL);
+    CU_ASSERT(log.warnings >= 1);
+    CU_ASSERT(strstr(log.text, "okay.so: not vetted out of process: module isolation is off") !=
+              NULL);
+    mpce_engine_free(e);
+    tu_remove_dir(dir);
+}
+
 /* A helper that gives no verdict (here one that says nothing at all) fails
  * every module closed: none is loaded unvetted, nothing is cached, and
  * strict = yes makes it an error. */
@@ -712,6 +734,7 @@ int main(void)
         {"a module replaced by rename is vetted again", test_replaced_module},
         {"strict = yes makes a failed vet fatal", test_strict},
         {"no helper: isolation off, in process", test_no_helper},
+        {"a named helper that is missing: a warning", test_named_helper_missing},
         {"a helper with no verdict fails closed", test_unvetted_fails_closed},
         {"a disabled plugin's probe is not a fault", test_disabled_plugin},
         {"[tune] vet = no: in process, nothing cached", test_vet_off},

@@ -362,15 +362,21 @@ static int run_helper(mpce_engine *e, const char *helper, const struct mpce_modu
 
 /* Isolation is off in this process for a reason that does not depend on
  * the module: said once per process, and at DEBUG for each module. */
-static enum mpce_vet_result off(mpce_engine *e, const struct mpce_module_file *f, int *said,
-                                const char *why)
+static enum mpce_vet_result off_at(mpce_engine *e, const struct mpce_module_file *f,
+                                   int *said, mpce_log_level level, const char *why)
 {
     if (!__atomic_exchange_n(said, 1, __ATOMIC_RELAXED))
-        mpce_log(&e->log, MPCE_LOG_INFO, NULL, "module isolation is off (%s): modules are "
+        mpce_log(&e->log, level, NULL, "module isolation is off (%s): modules are "
                  "loaded and self-tested in this process", why);
     mpce_log(&e->log, MPCE_LOG_DEBUG, NULL, "%s: not vetted out of process: module isolation "
              "is off (%s)", f->path, why);
     return MPCE_VET_OFF;
+}
+
+static enum mpce_vet_result off(mpce_engine *e, const struct mpce_module_file *f, int *said,
+                                const char *why)
+{
+    return off_at(e, f, said, MPCE_LOG_INFO, why);
 }
 
 /* A failed verdict whose fault came after the entry point of a plugin this
@@ -418,7 +424,7 @@ static enum mpce_vet_result unvetted(mpce_engine *e, const struct mpce_module_fi
 enum mpce_vet_result mpce_vet_module(mpce_engine *e, const struct mpce_module_file *f,
                                      struct mpce_verdict *v)
 {
-    static int said_off, said_secure, said_helper, said_cache;
+    static int said_off, said_secure, said_helper, said_named, said_cache;
     memset(v, 0, sizeof(*v));
     /* [tune] vet = no: as before vetting, nothing read, written or spawned. */
     if (!e->cfg.tune.vet)
@@ -449,12 +455,21 @@ enum mpce_vet_result mpce_vet_module(mpce_engine *e, const struct mpce_module_fi
     const char *helper = mpce_selector_helper(e);
     char why[4400];
     if (!mpce_selector_helper_ok(e, helper, why, sizeof(why))) {
-        /* No helper there (installed or named): isolation off. One that
-         * is there but cannot be started fails closed (run_helper). */
+        /* No helper there: isolation off, as GStreamer scans in process
+         * when its plugin scanner is not installed, so that the library
+         * works without the tools package. One named in [tune] helper
+         * that is missing is a mistake in the configuration: a warning.
+         * A helper that is there but cannot be started fails closed
+         * (run_helper). */
         char words[4600];
-        snprintf(words, sizeof(words), "%.4400s; install mpcengine-probe or set [tune] helper",
-                 why);
-        return off(e, f, &said_helper, words);
+        if (e->cfg.tune.helper)
+            snprintf(words, sizeof(words), "%.4400s, named in [tune] helper; fix that path, "
+                     "or remove it to use the installed mpcengine-probe", why);
+        else
+            snprintf(words, sizeof(words), "%.4400s; install mpcengine-probe or set [tune] "
+                     "helper", why);
+        return off_at(e, f, e->cfg.tune.helper ? &said_named : &said_helper,
+                      e->cfg.tune.helper ? MPCE_LOG_WARNING : MPCE_LOG_INFO, words);
     }
     if (run_helper(e, helper, f, v, why, sizeof(why)) != 0)
         return unvetted(e, f, v, helper, why);
