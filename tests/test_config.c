@@ -308,6 +308,24 @@ static void test_section_with_colon(void)
     drop(w.conf);
 }
 
+/* iniparser joins a comment that ends in '\\' with the next line: the
+ * setting there vanishes into the comment, so it is a warning with the
+ * line. A value continued on purpose, or a comment joined to another
+ * comment or to a blank line, is none. */
+static void test_comment_swallows_line(void)
+{
+    struct log_capture log = {{0}, 0, 0};
+    struct warn_run w = {tu_write_temp("[engine]\n# many threads \\\nthreads = 2\n"
+                                       "# a \\\n# b\n; c \\\n\nstrict = no\n"),
+                         &log, MPCE_ERR_STATE};
+    CU_ASSERT_EQUAL(stderr_bytes_during(make_and_free, &w), 0);
+    CU_ASSERT_EQUAL(w.st, MPCE_OK);
+    CU_ASSERT_EQUAL(log.warnings, 2); /* this one and the suite's missing plugin directory */
+    CU_ASSERT_PTR_NOT_NULL(strstr(log.text, ":3: ignored: the comment above ends in '\\', "
+                                            "which joins this line to it"));
+    drop(w.conf);
+}
+
 /* A NUL byte would end the text iniparser sees: what follows it would be
  * dropped without a word (here, a malformed mode), so the file is refused. */
 static void test_nul_byte(void)
@@ -1016,6 +1034,7 @@ int main(void)
         {"bad boolean", test_bad_boolean},
         {"unknown keys: warnings to the log callback, none to stderr", test_unknown_key_warns},
         {"a section named with ':' is an unknown section", test_section_with_colon},
+        {"a comment ending in '\\' that swallows a line warns", test_comment_swallows_line},
         {"a NUL byte in a configuration file is refused", test_nul_byte},
         {"a key set twice in a section: a warning with both lines", test_duplicate_key_warns},
         {"pin of an unknown implementation", test_pin_unknown_impl},

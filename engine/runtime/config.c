@@ -633,6 +633,26 @@ static void warn(const struct mpce_config *cfg, const char *fmt, ...)
     va_end(ap);
 }
 
+/* iniparser joins a line that ends in '\\' with the next one before it
+ * looks at either, comments included: a setting under such a comment is
+ * read as part of it and vanishes without a word. Say so (the pins file,
+ * which this engine writes, refuses it instead). */
+static void warn_swallowed_lines(const struct mpce_config *cfg, const struct ini_file *f)
+{
+    unsigned line = 0;
+    int continued = 0, in_comment = 0;
+    const char *p = f->text, *b, *e;
+    while (next_line(&p, &b, &e)) {
+        line++;
+        if (!continued)
+            in_comment = b < e && (*b == '#' || *b == ';');
+        else if (in_comment && b < e && *b != '#' && *b != ';')
+            warn(cfg, "%s:%u: ignored: the comment above ends in '\\', which joins this line "
+                 "to it; remove that backslash", f->path, line);
+        continued = b < e && e[-1] == '\\';
+    }
+}
+
 /* A key set twice in one section of one file: iniparser keeps the last
  * value without a word, so say which lines. The index is sorted by
  * section, key and line, so each repeat follows its first setting; keys
@@ -1156,6 +1176,8 @@ mpce_status mpce_config_read_file(struct mpce_config *cfg, const char *path,
         if (sec)
             st = apply_section(cfg, d, &f, sec);
     }
+    if (st == MPCE_OK)
+        warn_swallowed_lines(cfg, &f);
     /* iniparser counts a name with its key separator as no section at all:
      * without this, such a section and its keys vanish without a word. */
     for (size_t i = 0; st == MPCE_OK && i < f.n_lines; i++) {
