@@ -161,7 +161,6 @@ static pid_t start(mpce_engine *e, const char *helper, const struct mpce_module_
 {
     const mpce_options *opts = e->create_opts;
     char flags[32], parent[32], ms[32];
-    snprintf(flags, sizeof(flags), "%u", opts ? opts->flags : 0u);
     snprintf(parent, sizeof(parent), "%ld", (long)getpid());
     snprintf(ms, sizeof(ms), "%u", e->cfg.tune.vet_ms);
     const char *argv[24];
@@ -172,21 +171,12 @@ static pid_t start(mpce_engine *e, const char *helper, const struct mpce_module_
     argv[n++] = "4";
     argv[n++] = "--path";
     argv[n++] = f->path;
-    argv[n++] = "--flags";
-    argv[n++] = flags;
     /* So that it ends with us, and by itself, whatever the module does. */
     argv[n++] = "--parent";
     argv[n++] = parent;
     argv[n++] = "--timeout-ms";
     argv[n++] = ms;
-    if (opts && opts->config_path) {
-        argv[n++] = "--config";
-        argv[n++] = opts->config_path;
-    }
-    if (opts && opts->plugin_path) {
-        argv[n++] = "--plugin-path";
-        argv[n++] = opts->plugin_path;
-    }
+    n = mpce_selector_opts_argv(opts, argv, n, flags);
     argv[n] = NULL;
 
     int fds[2];

@@ -183,6 +183,13 @@ int mpce_selector_spawn_helper(const char *helper, const char *const *argv,
                                const struct mpce_spawn_fd *fds, size_t n_fds, int own_group,
                                pid_t *pid);
 
+/* Append to argv at n what makes the helper's engines match an engine made
+ * with opts (its flags, config path and plugin path), written into flags:
+ * `--flags F [--config P] [--plugin-path D]`. Returns the new n (at most
+ * n + 6). */
+size_t mpce_selector_opts_argv(const mpce_options *opts, const char **argv, size_t n,
+                               char flags[32]);
+
 /* The pins record of a loaded module. Strings point into m. */
 void mpce_selector_module_record(const mpce_engine *e, const struct mpce_module *m,
                                  struct mpce_pins_module *out, char *devices, size_t dlen);

@@ -61,6 +61,23 @@ static int could_write(const char *dir)
     }
 }
 
+size_t mpce_selector_opts_argv(const mpce_options *opts, const char **argv, size_t n,
+                               char flags[32])
+{
+    snprintf(flags, 32, "%u", opts ? opts->flags : 0u);
+    argv[n++] = "--flags";
+    argv[n++] = flags;
+    if (opts && opts->config_path) {
+        argv[n++] = "--config";
+        argv[n++] = opts->config_path;
+    }
+    if (opts && opts->plugin_path) {
+        argv[n++] = "--plugin-path";
+        argv[n++] = opts->plugin_path;
+    }
+    return n;
+}
+
 const char *mpce_selector_default_helper_override;
 
 const char *mpce_selector_helper(const mpce_engine *e)
@@ -236,7 +253,6 @@ int mpce_selector_spawn(mpce_engine *e, const mpce_options *opts, int force, uns
     }
 
     char flags[32];
-    snprintf(flags, sizeof(flags), "%u", opts ? opts->flags : 0u);
     const char *argv[16];
     size_t n = 0;
     argv[n++] = helper;
@@ -244,18 +260,9 @@ int mpce_selector_spawn(mpce_engine *e, const mpce_options *opts, int force, uns
     argv[n++] = "--for-engine";
     argv[n++] = "--effort";
     argv[n++] = "quick";
-    argv[n++] = "--flags";
-    argv[n++] = flags;
     if (force)
         argv[n++] = "--force";
-    if (opts && opts->config_path) {
-        argv[n++] = "--config";
-        argv[n++] = opts->config_path;
-    }
-    if (opts && opts->plugin_path) {
-        argv[n++] = "--plugin-path";
-        argv[n++] = opts->plugin_path;
-    }
+    n = mpce_selector_opts_argv(opts, argv, n, flags);
     argv[n] = NULL;
 
     int fds[2];
