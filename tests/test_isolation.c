@@ -351,6 +351,39 @@ static void test_cache_reused(void)
     tu_remove_dir(dir);
 }
 
+/* Where no state directory can be written, the verdicts are kept in the
+ * process's memory: its next engine spawns no helper, a failure still
+ * names its fault, and the message says why it is not in a file. */
+static void test_cache_in_memory(void)
+{
+    char *dir = tu_temp_dir();
+    place(dir, "bad.so", "probe_segv");
+    place(dir, "okay.so", "none_none");
+    char *saved = state_dir;
+    char unwritable[4200];
+    snprintf(unwritable, sizeof(unwritable), "%s/okay.so/state", dir); /* under a file */
+    state_dir = unwritable;
+    static struct logbuf log;
+    mpce_engine *e;
+    CU_ASSERT_EQUAL_FATAL(engine_in(dir, NULL, &log, &e), MPCE_OK);
+    CU_ASSERT(strstr(log.text, "vetted out of process: passed") != NULL);
+    CU_ASSERT(strstr(log.text, "vetted out of process: killed by SIGSEGV") != NULL);
+    CU_ASSERT(strstr(log.text, "they are kept in memory for this process's engines") != NULL);
+    mpce_engine_free(e);
+
+    CU_ASSERT_EQUAL_FATAL(engine_in(dir, NULL, &log, &e), MPCE_OK);
+    CU_ASSERT(strstr(log.text, "vetted out of process") == NULL); /* no helper ran */
+    CU_ASSERT(strstr(log.text, "vet verdict from this process's memory") != NULL);
+    const mpce_impl_info *row = row_of(e, dir, "bad.so", "");
+    CU_ASSERT(row && strstr(row->reason, "killed by SIGSEGV (signal 11) in its probe") != NULL);
+    CU_ASSERT(row && strstr(row->reason, "remembered by this process") != NULL);
+    check_okay(e);
+    mpce_engine_free(e);
+    state_dir = saved;
+    check_no_children();
+    tu_remove_dir(dir);
+}
+
 /* A module replaced by rename is another file: its cached verdict no longer
  * applies and it is vetted again. An engine that has the old file loaded
  * keeps using the old mapping meanwhile. */
@@ -731,6 +764,7 @@ int main(void)
         {"each fault is named, the host lives on", test_each_fault},
         {"descriptors kept after init: a warning", test_kept_fds},
         {"the verdict is cached and reused", test_cache_reused},
+        {"no state directory: verdicts kept in memory", test_cache_in_memory},
         {"a module replaced by rename is vetted again", test_replaced_module},
         {"strict = yes makes a failed vet fatal", test_strict},
         {"no helper: isolation off, in process", test_no_helper},

@@ -432,8 +432,12 @@ enum mpce_vet_result mpce_vet_module(mpce_engine *e, const struct mpce_module_fi
         }
         if (!v->pass) {
             size_t n = strlen(v->reason);
-            snprintf(v->reason + n, sizeof(v->reason) - n, " (cached in %s: remove that file "
-                     "to vet it again)", v->source);
+            if (strcmp(v->source, MPCE_VERDICT_IN_MEMORY) == 0)
+                snprintf(v->reason + n, sizeof(v->reason) - n, " (remembered by this process, "
+                         "which cannot write a state directory: vetted again by the next)");
+            else
+                snprintf(v->reason + n, sizeof(v->reason) - n, " (cached in %s: remove that "
+                         "file to vet it again)", v->source);
         }
         return judged(e, f, v);
     }
@@ -473,17 +477,23 @@ enum mpce_vet_result mpce_vet_module(mpce_engine *e, const struct mpce_module_fi
     if (!v->cache) {
         mpce_log(&e->log, MPCE_LOG_DEBUG, NULL, "%s: vet verdict not cached: it may differ "
                  "next time", f->path);
-    } else if (mpce_verdict_write(e, f, v, why, sizeof(why)) == 0) {
-        mpce_log(&e->log, MPCE_LOG_DEBUG, NULL, "%s: vet verdict cached in %s", f->path, why);
-        if (!v->pass) {
-            size_t n = strlen(v->reason);
-            snprintf(v->reason + n, sizeof(v->reason) - n, " (cached in %s: remove that file "
-                     "to vet it again)", why);
+    } else {
+        int kept = mpce_verdict_write(e, f, v, why, sizeof(why));
+        if (kept == 0) {
+            mpce_log(&e->log, MPCE_LOG_DEBUG, NULL, "%s: vet verdict cached in %s", f->path,
+                     why);
+            if (!v->pass) {
+                size_t n = strlen(v->reason);
+                snprintf(v->reason + n, sizeof(v->reason) - n, " (cached in %s: remove that "
+                         "file to vet it again)", why);
+            }
+        } else if (!__atomic_exchange_n(&said_cache, 1, __ATOMIC_RELAXED)) {
+            mpce_log(&e->log, MPCE_LOG_INFO, NULL, "module vet verdicts cannot be cached (%s): "
+                     "%s; set [tune] dir to a directory this process can write", why,
+                     kept > 0 ? "they are kept in memory for this process's engines, and "
+                                "every new process vets its modules again"
+                              : "each engine vets its modules again");
         }
-    } else if (!__atomic_exchange_n(&said_cache, 1, __ATOMIC_RELAXED)) {
-        mpce_log(&e->log, MPCE_LOG_INFO, NULL, "module vet verdicts cannot be cached (%s): "
-                 "each engine vets its modules again; set [tune] dir to a directory this "
-                 "process can write", why);
     }
     return judged(e, f, v);
 }

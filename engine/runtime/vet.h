@@ -87,8 +87,12 @@ extern void (*mpce_vet_step_hook)(const char *step, const char *what);
  * cached). */
 int mpce_verdict_read(const mpce_engine *e, const struct mpce_module_file *f,
                       struct mpce_verdict *v);
+/* v->source of a verdict kept in memory rather than in a file. */
+#define MPCE_VERDICT_IN_MEMORY "this process's memory"
 /* Write v for f atomically into the first state directory that can take it;
- * 0 with the file's path in where, or -1 with the reason. */
+ * 0 with the file's path in where. When none can, it is kept in this
+ * process's memory for its later engines: 1, with why the directories
+ * could not take it in where; -1 (the same) when even that failed. */
 int mpce_verdict_write(const mpce_engine *e, const struct mpce_module_file *f,
                        const struct mpce_verdict *v, char *where, size_t len);
 

@@ -26,11 +26,16 @@
  * has another inode and usually other bytes; a new CPU or engine version
  * may change a self-test's outcome: each makes the entry stale, and the
  * module is vetted again.
+ *
+ * Where no state directory can be written (a read-only container, a
+ * service without a home), the same text is kept in this process's memory
+ * instead, so that its later engines do not vet every module again.
  */
 #include "config.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -125,6 +130,111 @@ static int parse_body(char *body, struct mpce_verdict *v)
     return have_verdict && ended ? 0 : -1;
 }
 
+/* One line of text without newlines (reasons come from a module's words). */
+static void put_line(FILE *out, const char *prefix, const char *text)
+{
+    fputs(prefix, out);
+    for (const char *p = text; *p; p++)
+        fputc(*p == '\n' || *p == '\r' ? ' ' : *p, out);
+    fputc('\n', out);
+}
+
+/* The whole text of a verdict: its fingerprint, then its body. */
+static void put_verdict(FILE *out, const char *want, const struct mpce_verdict *v)
+{
+    fputs(want, out);
+    put_line(out, v->pass ? "verdict pass" : "verdict fail ", v->pass ? "" : v->reason);
+    if (v->plugin[0])
+        fprintf(out, "plugin %s\n", v->plugin);
+    if (v->late)
+        fputs("late\n", out);
+    if (v->warning[0])
+        put_line(out, "warning ", v->warning);
+    for (size_t i = 0; i < v->n_impls; i++) {
+        char prefix[128];
+        snprintf(prefix, sizeof(prefix), "impl %s %s", v->impls[i].name,
+                 v->impls[i].pass ? "pass" : "fail ");
+        put_line(out, prefix, v->impls[i].pass ? "" : v->impls[i].reason);
+    }
+    fputs("end\n", out);
+}
+
+/* ---- in this process's memory, when no directory can be written ---------- */
+
+/* Bounded: an application that loads ever new module files (it should
+ * not) spawns helpers again rather than growing without end. */
+#define MEMORY_MAX 256
+
+struct remembered {
+    char *text; /* fingerprint and body, as in a file */
+    struct remembered *next;
+};
+static struct remembered *memory;
+static unsigned n_memory;
+static pthread_mutex_t memory_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int read_memory(const char *want, struct mpce_verdict *v)
+{
+    size_t wl = strlen(want);
+    char *body = NULL;
+    pthread_mutex_lock(&memory_lock);
+    for (struct remembered *r = memory; r; r = r->next)
+        if (strncmp(r->text, want, wl) == 0) {
+            body = strdup(r->text + wl);
+            break;
+        }
+    pthread_mutex_unlock(&memory_lock);
+    if (!body)
+        return 0;
+    memset(v, 0, sizeof(*v));
+    int bad = parse_body(body, v) != 0;
+    free(body);
+    if (bad) {
+        mpce_verdict_free(v);
+        return 0;
+    }
+    v->cache = 1;
+    snprintf(v->source, sizeof(v->source), "%s", MPCE_VERDICT_IN_MEMORY);
+    return 1;
+}
+
+/* 0 when kept; a newer verdict for the same fingerprint replaces the old. */
+static int write_memory(const char *want, const struct mpce_verdict *v)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    if (!out)
+        return -1;
+    put_verdict(out, want, v);
+    if (ferror(out) | (fclose(out) != 0)) {
+        free(text);
+        return -1;
+    }
+    size_t wl = strlen(want);
+    int kept = -1;
+    pthread_mutex_lock(&memory_lock);
+    for (struct remembered *r = memory; r && kept; r = r->next)
+        if (strncmp(r->text, want, wl) == 0) {
+            free(r->text);
+            r->text = text;
+            kept = 0;
+        }
+    if (kept && n_memory < MEMORY_MAX) {
+        struct remembered *r = malloc(sizeof(*r));
+        if (r) {
+            *r = (struct remembered){text, memory};
+            memory = r;
+            n_memory++;
+            kept = 0;
+        }
+    }
+    pthread_mutex_unlock(&memory_lock);
+    if (kept)
+        free(text);
+    return kept;
+}
+
 static int read_one(const mpce_engine *e, const char *dir, const char *want,
                     const struct mpce_module_file *f, struct mpce_verdict *v)
 {
@@ -183,16 +293,7 @@ int mpce_verdict_read(const mpce_engine *e, const struct mpce_module_file *f,
     for (size_t i = 0; i < nd; i++)
         if (read_one(e, dirs[i], want, f, v))
             return 1;
-    return 0;
-}
-
-/* One line of text without newlines (reasons come from a module's words). */
-static void put_line(FILE *out, const char *prefix, const char *text)
-{
-    fputs(prefix, out);
-    for (const char *p = text; *p; p++)
-        fputc(*p == '\n' || *p == '\r' ? ' ' : *p, out);
-    fputc('\n', out);
+    return read_memory(want, v);
 }
 
 static int write_one(const char *dir, const char *want, const struct mpce_module_file *f,
@@ -218,21 +319,7 @@ static int write_one(const char *dir, const char *want, const struct mpce_module
         snprintf(where, len, "%.900s: %s", tmp, strerror(errno));
         return -1;
     }
-    fputs(want, out);
-    put_line(out, v->pass ? "verdict pass" : "verdict fail ", v->pass ? "" : v->reason);
-    if (v->plugin[0])
-        fprintf(out, "plugin %s\n", v->plugin);
-    if (v->late)
-        fputs("late\n", out);
-    if (v->warning[0])
-        put_line(out, "warning ", v->warning);
-    for (size_t i = 0; i < v->n_impls; i++) {
-        char prefix[128];
-        snprintf(prefix, sizeof(prefix), "impl %s %s", v->impls[i].name,
-                 v->impls[i].pass ? "pass" : "fail ");
-        put_line(out, prefix, v->impls[i].pass ? "" : v->impls[i].reason);
-    }
-    fputs("end\n", out);
+    put_verdict(out, want, v);
     int bad = ferror(out);
     bad |= fclose(out) != 0;
     if (bad || rename(tmp, path) != 0) {
@@ -260,7 +347,7 @@ int mpce_verdict_write(const mpce_engine *e, const struct mpce_module_file *f,
             return 0;
         }
     snprintf(where, len, "%.2000s%s%.2000s", why[0], nd > 1 ? "; " : "", nd > 1 ? why[1] : "");
-    return -1;
+    return write_memory(want, v) == 0 ? 1 : -1;
 }
 
 void mpce_verdict_free(struct mpce_verdict *v)
