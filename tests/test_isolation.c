@@ -351,6 +351,34 @@ static void test_cache_reused(void)
     tu_remove_dir(dir);
 }
 
+/* Read by bad_hostsym's constructor: a module that only this program can
+ * load, which the probe helper therefore cannot vet. */
+__attribute__((visibility("default"))) int mpce_test_host_only_symbol = 1;
+
+/* A module the helper cannot load is not known to be safe: it is never
+ * loaded here, whatever dlopen would do in this process (here its
+ * constructor would crash the suite), and nothing is cached. */
+static void test_unloadable_in_helper(void)
+{
+    char *dir = tu_temp_dir();
+    place(dir, "needs_host.so", "hostsym_segv");
+    place(dir, "okay.so", "none_none");
+    static struct logbuf log;
+    mpce_engine *e;
+    struct timespec t;
+    size_t before = verdict_files(&t);
+    CU_ASSERT_EQUAL_FATAL(engine_in(dir, NULL, &log, &e), MPCE_OK);
+    const mpce_impl_info *row = row_of(e, dir, "needs_host.so", "");
+    CU_ASSERT(row && strstr(row->reason, "could not be vetted: the probe helper could not load "
+                                         "it (") != NULL);
+    CU_ASSERT(row && strstr(row->reason, "mpce_test_host_only_symbol") != NULL);
+    CU_ASSERT_EQUAL(verdict_files(&t), before + 1); /* okay.so's only */
+    check_okay(e);
+    mpce_engine_free(e);
+    check_no_children();
+    tu_remove_dir(dir);
+}
+
 /* Where no state directory can be written, the verdicts are kept in the
  * process's memory: its next engine spawns no helper, a failure still
  * names its fault, and the message says why it is not in a file. */
@@ -765,6 +793,7 @@ int main(void)
         {"descriptors kept after init: a warning", test_kept_fds},
         {"the verdict is cached and reused", test_cache_reused},
         {"no state directory: verdicts kept in memory", test_cache_in_memory},
+        {"a module the helper cannot load is not loaded", test_unloadable_in_helper},
         {"a module replaced by rename is vetted again", test_replaced_module},
         {"strict = yes makes a failed vet fatal", test_strict},
         {"no helper: isolation off, in process", test_no_helper},

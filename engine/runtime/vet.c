@@ -50,6 +50,7 @@ struct vet_run {
     int done;
     int oom;
     int late;                /* a step after the entry point began */
+    int entered;             /* the entry point's step began: it was loaded */
     int fail_late;           /* ... when the first `fail` was said */
     struct mpce_verdict *v;
 };
@@ -60,6 +61,7 @@ static void take_line(void *arg, char *line)
     if (strncmp(line, "step ", 5) == 0) {
         const char *s = line + 5;
         r->late |= strcmp(s, "load") != 0 && strcmp(s, "entry") != 0;
+        r->entered |= strcmp(s, "load") != 0;
         if (strcmp(s, "load") == 0)
             snprintf(r->step, sizeof(r->step), "while being loaded (dlopen, its constructors)");
         else if (strcmp(s, "entry") == 0)
@@ -343,8 +345,18 @@ static int run_helper(mpce_engine *e, const char *helper, const struct mpce_modu
                  "destructors or atexit handlers)", WEXITSTATUS(status));
         return 0;
     }
+    if (r.skipped[0] && !r.entered) {
+        /* The helper could not even load it (a missing library, or symbols
+         * only this application exports): its code was never judged, so it
+         * is not loaded here either (fail closed), and not cached. */
+        v->cache = 0;
+        snprintf(v->reason, sizeof(v->reason), "could not be vetted: the probe helper could "
+                 "not load it (%.200s); install what it needs, or set [tune] vet = no if it "
+                 "needs symbols of this application (not cached)", r.skipped);
+        return 0;
+    }
     v->pass = 1;
-    /* Refused (a missing library, a probe that says no here): no code of
+    /* Refused (a probe that says no here): no code of
      * it to judge yet, and the reason may go away: vetted again next time. */
     v->cache = !r.skipped[0];
     return 0;

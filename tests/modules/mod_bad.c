@@ -64,6 +64,13 @@ __attribute__((constructor)) static void on_load(void)
 {
     misbehave();
 }
+#elif defined(BAD_WHERE_HOSTSYM)
+extern int mpce_test_host_only_symbol;
+__attribute__((constructor)) static void on_load(void)
+{
+    if (mpce_test_host_only_symbol)
+        misbehave();
+}
 #endif
 
 static int bad_ecb(void *state, const struct mpce_call *call, size_t key_index,
