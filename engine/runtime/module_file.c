@@ -282,9 +282,11 @@ static int hash_fd(int fd, const char *path, char hex[65], char *why, size_t len
 {
     EVP_MD_CTX *md = EVP_MD_CTX_new();
     int rc = 0;
-    if (!md || EVP_DigestInit_ex(md, EVP_sha256(), NULL) != 1)
-        rc = fail(why, len, "cannot hash file %s: OpenSSL SHA-256 is unavailable: check the "
-                  "libcrypto installation", path);
+    if (!md)
+        rc = fail(why, len, "cannot hash file %s: out of memory", path);
+    else if (EVP_DigestInit_ex(md, EVP_sha256(), NULL) != 1)
+        rc = fail(why, len, "cannot hash file %s: OpenSSL SHA-256 is unavailable (out of "
+                  "memory, or check the libcrypto installation)", path);
     unsigned char buf[65536];
     off_t off = 0;
     while (rc == 0) {

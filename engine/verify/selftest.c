@@ -472,10 +472,15 @@ static int lpn_record(struct run *r)
             return -1;
     } else {
         uint8_t *key = hex_n(r, "pre_ctr_key", 16);
-        if (!key || !(table = zalloc(r, 16 * k)))
+        if (!key)
             return -1;
+        if (!(table = zalloc(r, 16 * k)))
+            return oom(r, "out of memory for a table of %zu blocks", k);
+        /* The reference failing judges nothing of the implementation:
+         * left untested, as when memory runs out (its usual cause). */
         if (openssl_ctr(key, table, k) != 0)
-            return fail(r, "OpenSSL AES failed deriving the table");
+            return oom(r, "OpenSSL AES failed deriving the table (out of memory, or a "
+                       "broken libcrypto)");
     }
     uint8_t *out;
     const char *out_in = mpce_kat_get(r->rec, "out_in");
@@ -483,8 +488,13 @@ static int lpn_record(struct run *r)
         out = zalloc(r, 16 * n);
     } else if (mpce_kat_get(r->rec, "out_in_ctr_key")) {
         uint8_t *key = hex_n(r, "out_in_ctr_key", 16);
-        if (!key || !(out = zalloc(r, 16 * n)) || openssl_ctr(key, out, n) != 0)
-            return fail(r, "cannot derive out_in");
+        if (!key)
+            return -1;
+        if (!(out = zalloc(r, 16 * n)))
+            return oom(r, "out of memory for %zu output blocks", n);
+        if (openssl_ctr(key, out, n) != 0)
+            return oom(r, "OpenSSL AES failed deriving out_in (out of memory, or a broken "
+                       "libcrypto)");
     } else {
         out = hex_n(r, "out_in", 16 * n);
     }
@@ -598,12 +608,15 @@ static int dpf_record(struct run *r)
     }
     size_t npts;
     uint64_t *x = NULL;
-    if (mpce_kat_u64_list(r->rec, "eval_x", &x, &npts) != 0)
-        return fail(r, "%s", mpce_last_error());
+    int got = mpce_kat_u64_list(r->rec, "eval_x", &x, &npts);
+    if (got != 0)
+        return (got == MPCE_KAT_NO_MEMORY ? oom : fail)(r, "%s", mpce_last_error());
     keep(r, x);
-    uint8_t *want[2], *out = zalloc(r, npts * osz + 1);
-    if (!out || npts == 0)
+    if (npts == 0)
         return fail(r, "eval_x is empty");
+    uint8_t *want[2], *out = zalloc(r, npts * osz + 1);
+    if (!out)
+        return oom(r, "out of memory for %zu evaluation outputs", npts);
     for (int p = 0; p < 2; p++) {
         char field[24];
         snprintf(field, sizeof(field), "eval%d", p);
