@@ -407,12 +407,20 @@ static void test_knobs_measured_pinned_and_passed(void)
         CU_ASSERT_FATAL(read_pins(&p));
         r = mpce_pins_find_row(&p, "prg.ecb.large");
         CU_ASSERT_FATAL(r != NULL);
-        if (attempt == 3 || strcmp(r->knobs, "wait=0") == 0 ||
-            !(strstr(r->knob_verdict, "noise") ||
-              strstr(r->knob_verdict, "but not again with new buffers")))
+        /* Knobs are tuned for a row's winner only: where a loaded machine
+         * let soft win the row, they were never tried. */
+        int lost = strcmp(r->winner, "prg-tune-knob") != 0;
+        if (attempt == 3 ||
+            (!lost && (strcmp(r->knobs, "wait=0") == 0 ||
+                       !(strstr(r->knob_verdict, "noise") ||
+                         strstr(r->knob_verdict, "but not again with new buffers")))))
             break;
-        fprintf(stderr, "  attempt %d: the noise outweighed the knob (%s): measuring again\n",
-                attempt, r->knob_verdict);
+        if (lost)
+            fprintf(stderr, "  attempt %d: %s won the row, so no knob was tried: measuring "
+                    "again\n", attempt, r->winner);
+        else
+            fprintf(stderr, "  attempt %d: the noise outweighed the knob (%s): measuring "
+                    "again\n", attempt, r->knob_verdict);
         mpce_pins_free(&p);
         teardown();
     }
@@ -482,9 +490,19 @@ static void tune_blacklisting(const char *which, struct mpce_pins *p)
 {
     char path[4200];
     snprintf(path, sizeof(path), TUNE_DIR "/%s", which);
-    setup("off");
-    CU_ASSERT_FATAL(tune_effort("prg", path, "measure") == 0);
-    CU_ASSERT_FATAL(read_pins(p));
+    /* Its knobs are tried only where it wins a row: a loaded machine that
+     * let soft win them all is measured again, a few times at most. */
+    for (int attempt = 1;; attempt++) {
+        setup("off");
+        CU_ASSERT_FATAL(tune_effort("prg", path, "measure") == 0);
+        CU_ASSERT_FATAL(read_pins(p));
+        if (p->n_blacklist != 0 || attempt == 3)
+            break;
+        fprintf(stderr, "  attempt %d: %s won no row, so no knob was tried: measuring "
+                "again\n", attempt, which);
+        mpce_pins_free(p);
+        teardown();
+    }
     CU_ASSERT_FATAL(p->n_blacklist == 1);
 }
 
