@@ -233,9 +233,8 @@ EXPORT int faultshim_fired(void)
 
 /* Blocks allocated while armed and not freed since; the first few are
  * written to fd with their size and the calls that allocated them. */
-/* FAULTSHIM_NOT_LEAKS=FUNC,...: blocks allocated under these functions are a
- * library's own caches that outlive any caller (OpenSSL's fetched-method
- * cache), not leaks of the program's. */
+/* Whether name is one of list's comma-separated words (FAULTSHIM_SPARE,
+ * FAULTSHIM_NOT_LEAKS, the file operations to fail). */
 static int in_list(const char *list, const char *name)
 {
     size_t len = strlen(name);
@@ -248,6 +247,9 @@ static int in_list(const char *list, const char *name)
     return 0;
 }
 
+/* FAULTSHIM_NOT_LEAKS=FUNC,...: blocks allocated under these functions are a
+ * library's own caches that outlive any caller (OpenSSL's fetched-method
+ * cache), not leaks of the program's. */
 static int not_a_leak(const struct slot *sl)
 {
     const char *list = getenv("FAULTSHIM_NOT_LEAKS");
@@ -692,18 +694,6 @@ static int errno_named(const char *name)
     return ENOSPC;
 }
 
-static int op_named(const char *ops, const char *op)
-{
-    size_t len = strlen(op);
-    for (const char *p = ops; p && *p;) {
-        if (strncmp(p, op, len) == 0 && (p[len] == ',' || p[len] == '\0'))
-            return 1;
-        p = strchr(p, ',');
-        p = p ? p + 1 : NULL;
-    }
-    return 0;
-}
-
 __attribute__((constructor)) static void faultshim_start(void)
 {
     const char *p = getenv("FAULTSHIM_FILE_PREFIX");
@@ -716,11 +706,11 @@ __attribute__((constructor)) static void faultshim_start(void)
         const char *ops = getenv("FAULTSHIM_FILE_OPS");
         if (!ops || !*ops)
             ops = "create,write,fsync,rename,mkdir";
-        fail_create = op_named(ops, "create");
-        fail_write = op_named(ops, "write");
-        fail_fsync = op_named(ops, "fsync");
-        fail_rename = op_named(ops, "rename");
-        fail_mkdir = op_named(ops, "mkdir");
+        fail_create = in_list(ops, "create");
+        fail_write = in_list(ops, "write");
+        fail_fsync = in_list(ops, "fsync");
+        fail_rename = in_list(ops, "rename");
+        fail_mkdir = in_list(ops, "mkdir");
     }
     spare = getenv("FAULTSHIM_SPARE");
     vanish = getenv("FAULTSHIM_VANISH");
