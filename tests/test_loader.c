@@ -401,6 +401,39 @@ static void test_impl_probe_refuses(void)
     remove_dir(dir);
 }
 
+/* MPCE_IMPL_CHECKS_NTT_INPUT lets the engine skip its input scan, so it is
+ * refused where it cannot mean anything (a PRG, a 2.3 module) and fails
+ * the self-test of an implementation that transforms a bad input. */
+static void test_ntt_check_flag(void)
+{
+    run_single_impl("checksprg", "prg-test-checksprg", "only an NTT implementation may carry");
+    char *dir = make_dir();
+    copy_module(dir, "nttoldflag");
+    copy_module(dir, "nttliar");
+    mpce_engine *e = engine_with(dir, NULL);
+    const mpce_impl_info *row = find_row(e, 1, "nttoldflag", "ntt-test-nttoldflag");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(row);
+    CU_ASSERT_STRING_EQUAL(row->selftest, "skipped");
+    expect_reason("ntt-test-nttoldflag", row->reason, "needs a module of ABI 2.4");
+    row = find_row(e, 1, "nttliar", "ntt-test-nttliar");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(row);
+    CU_ASSERT_STRING_EQUAL(row->selftest, "fail");
+    expect_reason("ntt-test-nttliar", row->reason,
+                  "carries MPCE_IMPL_CHECKS_NTT_INPUT, but its ntt.");
+    /* Never called with a bad input: named, it is refused; auto skips it. */
+    const uint64_t q = UINT64_C(0x1fffffffffe00001);
+    uint64_t in[16] = {0}, out[16];
+    mpce_ntt *ctx = NULL;
+    CU_ASSERT_FATAL(mpce_ntt_new(e, 16, &q, 1, &ctx) == MPCE_OK);
+    in[3] = q;
+    TU_ASSERT_ERROR(mpce_ntt_forward(ctx, "ntt-test-nttliar", in, out, 1), MPCE_ERR_NOIMPL,
+                    "self-test failed");
+    TU_ASSERT_ERROR(mpce_ntt_forward(ctx, NULL, in, out, 1), MPCE_ERR_ARG, "in[3]");
+    mpce_ntt_free(ctx);
+    mpce_engine_free(e);
+    remove_dir(dir);
+}
+
 static void test_wrong_answers(void)
 {
     char *dir = make_dir();
@@ -826,6 +859,8 @@ int main(void)
         {"short descriptor", test_short_struct},
         {"NULL required op", test_null_op},
         {"missing, double or unknown timing flags", test_timing_flags},
+        {"the NTT input-check flag: where it is refused, and a module that lies",
+         test_ntt_check_flag},
         {"knobs that break a rule: refused, naming the knob", test_bad_knobs},
         {"unknown class, no host memory", test_bad_class_and_memory},
         {"unknown primitive: refused, named without a crash", test_unknown_primitive},

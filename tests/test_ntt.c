@@ -74,6 +74,14 @@ static int all_pattern(const uint64_t *v, size_t count)
     return 1;
 }
 
+static int all_zero(const uint64_t *v, size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        if (v[i] != 0)
+            return 0;
+    return 1;
+}
+
 static uint64_t mulmod(uint64_t a, uint64_t b, uint64_t q)
 {
     return (uint64_t)(((unsigned __int128)a * b) % q);
@@ -959,6 +967,105 @@ static void test_check_variants(void)
     }
 }
 
+/*
+ * Implementations that check inputs as they read them
+ * (MPCE_IMPL_CHECKS_NTT_INPUT) get out-of-place calls unchecked. Every
+ * first pass of the kernels (n = 16 alone; 32 and 8192 a radix-2 stage;
+ * 64 and 256 a radix-4 pass inside the block; 4096 radix-4 over the whole
+ * row; the inverse's head) must see a bad word anywhere in any row, and the
+ * engine must then zero out and name the first bad word, as its own check
+ * does for the other implementations. Also through two threads, the bad
+ * word in the second slice.
+ */
+static void refusal_case(mpce_ntt *ctx, const char *impl, size_t n, const uint64_t *q,
+                         size_t words, uint64_t *in, uint64_t *b, uint64_t *out)
+{
+    const size_t l = 2;
+    static const char *const what[] = {"forward", "inverse", "mul a", "mul b"};
+    for (size_t row = 0; row < words / n; row++) {
+        const uint64_t qr = q[row % l];
+        const size_t at[] = {0, n / 4, n / 2 + 1, n - 1};
+        /* 2^52: past IFMA's limbs; for a 61-bit q, 2^61 instead. */
+        const uint64_t limb = qr < (UINT64_C(1) << 52) ? UINT64_C(1) << 52 : UINT64_C(1) << 61;
+        const uint64_t vals[] = {qr, qr + 1, limb, UINT64_MAX};
+        for (size_t p = 0; p < 4; p++) {
+            const size_t idx = row * n + at[p];
+            const uint64_t keep = in[idx];
+            in[idx] = vals[p];
+            for (int op = 0; op < 4; op++) {
+                char want[48];
+                snprintf(want, sizeof(want), "%s[%zu] = %llu", op == 2 ? "a" : op == 3 ? "b" : "in",
+                         idx, (unsigned long long)vals[p]);
+                fill_pattern(out, words);
+                mpce_status st = op == 0   ? mpce_ntt_forward(ctx, impl, in, out, words / n / l)
+                                 : op == 1 ? mpce_ntt_inverse(ctx, impl, in, out, words / n / l)
+                                 : op == 2 ? mpce_ntt_mul(ctx, impl, in, b, out, words / n / l)
+                                           : mpce_ntt_mul(ctx, impl, b, in, out, words / n / l);
+                if (st != MPCE_ERR_ARG || strstr(mpce_last_error(), want) == NULL ||
+                    !all_zero(out, words)) {
+                    fprintf(stderr, "  %s %s N = %zu: word %zu = %llu: %s (%s)\n", impl,
+                            what[op], n, idx, (unsigned long long)vals[p], mpce_status_name(st),
+                            mpce_last_error());
+                    CU_FAIL("a bad input word was not refused as ntt.h says");
+                }
+            }
+            in[idx] = keep;
+        }
+    }
+}
+
+static void test_kernel_checks_every_path(void)
+{
+    const char *names[MAX_IMPLS];
+    size_t ni = ntt_impls(names);
+    static const size_t sizes[] = {8, 16, 32, 64, 256, 2048, 4096, 8192};
+    static const uint64_t sets[2][2] = {{Q61, Q50}, {Q50, Q50}};
+    const size_t l = 2, batch = 2;
+    for (size_t m = 0; m < 2; m++) {
+        const uint64_t *q = sets[m];
+        for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+            const size_t n = sizes[s], words = n * l * batch;
+            mpce_ntt *ctx = make_ctx(n, q, l);
+            uint64_t *in = alloc_words(words), *b = alloc_words(words), *out = alloc_words(words);
+            uint64_t seed = 11 + s;
+            fill_random(in, n, q, l, batch, &seed);
+            fill_random(b, n, q, l, batch, &seed);
+            for (size_t k = 0; k < ni; k++)
+                if (tu_ntt_serves(ctx, names[k]))
+                    refusal_case(ctx, names[k], n, q, words, in, b, out);
+            free(in);
+            free(b);
+            free(out);
+            mpce_ntt_free(ctx);
+        }
+    }
+    /* Sliced: 64 polynomials of 4096 words over two threads. */
+    mpce_engine *e = NULL;
+    CU_ASSERT_FATAL(tu_engine_conf("[engine]\nthreads = 2\n", &e) == MPCE_OK);
+    const size_t n = 4096, polys = 64, words = n * l * polys;
+    mpce_ntt *ctx = NULL;
+    CU_ASSERT_FATAL(mpce_ntt_new(e, n, sets[0], l, &ctx) == MPCE_OK);
+    uint64_t *in = alloc_words(words), *out = alloc_words(words);
+    uint64_t seed = 5;
+    fill_random(in, n, sets[0], l, polys, &seed);
+    const size_t late = words - 3, early = words / 2 + n + 7; /* row 65 */
+    in[late] = UINT64_MAX;
+    in[early] = Q50; /* row 1's modulus: the first bad word */
+    for (size_t k = 0; k < ni; k++) {
+        if (!tu_ntt_serves(ctx, names[k]))
+            continue;
+        char want[48];
+        snprintf(want, sizeof(want), "in[%zu] = %llu", early, (unsigned long long)Q50);
+        fill_pattern(out, words);
+        TU_ASSERT_ERROR(mpce_ntt_forward(ctx, names[k], in, out, polys), MPCE_ERR_ARG, want);
+        CU_ASSERT(all_zero(out, words));
+    }
+    free(in);
+    free(out);
+    mpce_ntt_free(ctx);
+    mpce_engine_free(e);
+}
+
 static void test_invalid_ops(void)
 {
     const char *names[MAX_IMPLS];
@@ -976,17 +1083,34 @@ static void test_invalid_ops(void)
         if (!tu_ntt_serves(ctx, names[k]))
             continue;
         const char *impl = names[k];
-        /* A word equal to its row's modulus is out of range (Q50 is row 1's). */
+        /* A word equal to its row's modulus is out of range (Q50 is row 1's).
+         * Out of place, out is zeroed (ntt.h), whether the engine or the
+         * kernel found it; the message is the engine's either way. */
         in[bad] = Q50;
         fill_pattern(out, words);
         TU_ASSERT_ERROR(mpce_ntt_forward(ctx, impl, in, out, batch), MPCE_ERR_ARG, "in[53]");
-        CU_ASSERT(all_pattern(out, words));
+        CU_ASSERT(all_zero(out, words));
+        fill_pattern(out, words);
         TU_ASSERT_ERROR(mpce_ntt_inverse(ctx, impl, in, out, batch), MPCE_ERR_ARG, "in[53]");
-        CU_ASSERT(all_pattern(out, words));
+        CU_ASSERT(all_zero(out, words));
+        fill_pattern(out, words);
         TU_ASSERT_ERROR(mpce_ntt_mul(ctx, impl, in, b, out, batch), MPCE_ERR_ARG, "a[53]");
-        CU_ASSERT(all_pattern(out, words));
+        CU_ASSERT(all_zero(out, words));
+        fill_pattern(out, words);
         TU_ASSERT_ERROR(mpce_ntt_mul(ctx, impl, b, in, out, batch), MPCE_ERR_ARG, "b[53]");
-        CU_ASSERT(all_pattern(out, words));
+        CU_ASSERT(all_zero(out, words));
+        /* In place, nothing is written: not the input, not the other operand. */
+        uint64_t *copy = alloc_words(words), *bcopy = alloc_words(words);
+        memcpy(copy, in, words * 8);
+        memcpy(bcopy, b, words * 8);
+        TU_ASSERT_ERROR(mpce_ntt_forward(ctx, impl, in, in, batch), MPCE_ERR_ARG, "in[53]");
+        TU_ASSERT_ERROR(mpce_ntt_inverse(ctx, impl, in, in, batch), MPCE_ERR_ARG, "in[53]");
+        TU_ASSERT_ERROR(mpce_ntt_mul(ctx, impl, in, b, in, batch), MPCE_ERR_ARG, "a[53]");
+        TU_ASSERT_ERROR(mpce_ntt_mul(ctx, impl, b, in, b, batch), MPCE_ERR_ARG, "b[53]");
+        CU_ASSERT_EQUAL(memcmp(copy, in, words * 8), 0);
+        CU_ASSERT_EQUAL(memcmp(bcopy, b, words * 8), 0);
+        free(copy);
+        free(bcopy);
         /* The same value is fine in row 0 (Q50 < Q61). */
         in[bad] = 0;
         in[5] = Q50;
@@ -994,7 +1118,7 @@ static void test_invalid_ops(void)
         in[5] = UINT64_MAX;
         fill_pattern(out, words);
         TU_ASSERT_ERROR(mpce_ntt_forward(ctx, impl, in, out, batch), MPCE_ERR_ARG, "in[5]");
-        CU_ASSERT(all_pattern(out, words));
+        CU_ASSERT(all_zero(out, words));
         in[5] = 0;
 
         /* batch = 0 does nothing and succeeds. */
@@ -1051,6 +1175,7 @@ static const struct tu_test tests[] = {
     {"invalid_ops", test_invalid_ops},
     {"canonical check: every position, every bad value", test_canonical_every_position},
     {"canonical check: every variant this CPU runs, lengths 1..70", test_check_variants},
+    {"canonical check inside the kernels: every first pass", test_kernel_checks_every_path},
     {NULL, NULL},
 };
 

@@ -116,7 +116,8 @@ static mpce_status check_batch(const char *fn, const mpce_ntt *ctx, size_t batch
 }
 
 /* SPEC.md: plugins may assume canonical inputs, so the engine checks them in
- * one pass before any output is written. Polynomials [b0, b1) of v. */
+ * one pass before any output is written, except for kernels that check as
+ * they read (MPCE_IMPL_CHECKS_NTT_INPUT). Polynomials [b0, b1) of v. */
 /* Whether any of row[0 .. n) is >= q, for q <= 2^62 (every modulus the
  * engine accepts: below 2^61). x >= q exactly when q - 1 - x borrows into
  * bit 63 or x has it set, so the portable test is subtractions, ORs and
@@ -262,6 +263,7 @@ struct ntt_args {
     const uint64_t *a, *b;
     uint64_t *out;
     size_t batch, count;      /* count: slices of the input check */
+    int *noncanonical;        /* set when a checking kernel met a bad input */
 };
 
 static int check_slice(void *arg, size_t i)
@@ -281,14 +283,24 @@ static int op_slice(const struct mpce_job *job, const struct mpce_call *call, si
     uint64_t b0, b1;
     mpce_slice_range(job->units, count, i, &b0, &b1);
     size_t off = (size_t)b0 * s->ctx->l * s->ctx->n, cnt = (size_t)(b1 - b0);
+    int rc;
     switch (s->op) {
     case NTT_FORWARD:
-        return mpce_op_ntt_forward(ops, state, call, s->a + off, s->out + off, cnt);
+        rc = mpce_op_ntt_forward(ops, state, call, s->a + off, s->out + off, cnt);
+        break;
     case NTT_INVERSE:
-        return mpce_op_ntt_inverse(ops, state, call, s->a + off, s->out + off, cnt);
+        rc = mpce_op_ntt_inverse(ops, state, call, s->a + off, s->out + off, cnt);
+        break;
     default:
-        return mpce_op_ntt_mul(ops, state, call, s->a + off, s->b + off, s->out + off, cnt);
+        rc = mpce_op_ntt_mul(ops, state, call, s->a + off, s->b + off, s->out + off, cnt);
+        break;
     }
+    /* Not an op failure: ntt_run finds and names the coefficient. */
+    if (rc == MPCE_OP_NONCANONICAL && s->noncanonical != NULL) {
+        __atomic_store_n(s->noncanonical, 1, __ATOMIC_RELAXED);
+        return 0;
+    }
+    return rc;
 }
 
 /* Input v checked on the pool; the lowest slice's error is the first bad
@@ -356,14 +368,39 @@ static mpce_status ntt_run(enum ntt_op op, mpce_ntt *ctx, const char *impl, cons
                           "pass the same pointer to work in place, or separate arrays", fn);
     struct ntt_args s = {.op = op, .ctx = ctx, .fn = fn, .a = a, .b = b, .out = out,
                          .batch = batch};
-    if (batch && (st = check_inputs(&s)) != MPCE_OK)
-        return st;
     struct mpce_job job = ntt_job(&s);
     const uint64_t words = (uint64_t)batch * ctx->l * ctx->n;
     st = mpce_ctx_route(&ctx->base, fn, job.op, batch, words, impl, &job.route);
     if (st != MPCE_OK || batch == 0)
         return st;
-    return mpce_job_run(ctx->base.engine, &job);
+    /* plugin.h: a checking kernel may be handed unchecked inputs only where
+     * its writes cannot destroy them and the call ends before we return. */
+    const uint32_t flags = job.route.slot->flags;
+    const int out_of_place = a != out && (op != NTT_MUL || b != out);
+    const int kernel_checks = (flags & MPCE_IMPL_CHECKS_NTT_INPUT) &&
+                              !(flags & MPCE_IMPL_ASYNC) && out_of_place;
+    int noncanonical = 0;
+    if (!kernel_checks && (st = check_inputs(&s)) != MPCE_OK) {
+        /* ntt.h: a refused call out of place leaves out zeroed, whichever
+         * implementation it was routed to. */
+        if (out_of_place)
+            memset(out, 0, bytes);
+        return st;
+    }
+    s.noncanonical = kernel_checks ? &noncanonical : NULL;
+    st = mpce_job_run(ctx->base.engine, &job);
+    if (st != MPCE_OK || !noncanonical)
+        return st;
+    /* out may hold partial transforms. */
+    memset(out, 0, bytes);
+    st = check_inputs(&s);
+    if (st == MPCE_OK)
+        st = mpce_error(MPCE_ERR_BACKEND,
+                        "%s: %s refused the input as not reduced, but every coefficient is "
+                        "below its modulus (the plugin breaks the ABI: report it to its "
+                        "authors)",
+                        fn, job.route.slot->impl->name);
+    return st;
 }
 
 mpce_status mpce_ntt_forward(mpce_ntt *ctx, const char *impl, const uint64_t *in, uint64_t *out,

@@ -254,12 +254,24 @@ static void check_impl(mpce_engine *e, const struct mpce_module *m, const struct
                  (unsigned)im->impl_class);
         return;
     }
-    const uint32_t known = MPCE_IMPL_CONSTANT_TIME | MPCE_IMPL_VARIABLE_TIME | MPCE_IMPL_ASYNC;
+    const uint32_t known = MPCE_IMPL_CONSTANT_TIME | MPCE_IMPL_VARIABLE_TIME | MPCE_IMPL_ASYNC |
+                           MPCE_IMPL_CHECKS_NTT_INPUT;
     const uint32_t timing = im->flags & (MPCE_IMPL_CONSTANT_TIME | MPCE_IMPL_VARIABLE_TIME);
     if (im->flags & ~known) {
         snprintf(why, len, "flags 0x%x has unknown bits 0x%x: this engine knows "
-                 "MPCE_IMPL_CONSTANT_TIME, _VARIABLE_TIME and _ASYNC", (unsigned)im->flags,
-                 (unsigned)(im->flags & ~known));
+                 "MPCE_IMPL_CONSTANT_TIME, _VARIABLE_TIME, _ASYNC and _CHECKS_NTT_INPUT",
+                 (unsigned)im->flags, (unsigned)(im->flags & ~known));
+        return;
+    }
+    /* A 2.3 module's bit 0x200 meant nothing; trusting it would skip the
+     * engine's input check for a kernel that never checks. */
+    if ((im->flags & MPCE_IMPL_CHECKS_NTT_INPUT) &&
+        (m->minor < 4 || im->primitive != MPCE_PRIM_NTT)) {
+        snprintf(why, len, "flags 0x%x carry MPCE_IMPL_CHECKS_NTT_INPUT, which %s",
+                 (unsigned)im->flags,
+                 im->primitive != MPCE_PRIM_NTT ? "only an NTT implementation may carry"
+                                                : "needs a module of ABI 2.4 or later: "
+                                                  "rebuild it against mpcengine/plugin.h");
         return;
     }
     if (timing != MPCE_IMPL_CONSTANT_TIME && timing != MPCE_IMPL_VARIABLE_TIME) {

@@ -362,6 +362,32 @@ static int ntt_psi(struct run *r, size_t n, uint64_t q, uint64_t *psi)
     return 0;
 }
 
+/* An implementation that checks NTT inputs itself (plugin.h) must refuse
+ * one with *word set to bad rather than transform it: the engine trusts
+ * the flag instead of scanning. Async ones are always scanned first. */
+static int ntt_refuses(struct run *r, enum mpce_op_id id, void **argv, unsigned argc,
+                       uint64_t *word, uint64_t bad)
+{
+    if (!(r->slot->flags & MPCE_IMPL_CHECKS_NTT_INPUT) || (r->slot->flags & MPCE_IMPL_ASYNC))
+        return 0;
+    const uint64_t kept = *word;
+    int ret = 0;
+    *word = bad;
+    mpce_status st = mpce_op_call(id, r->ops, argv, argc, &ret);
+    *word = kept;
+    if (st == MPCE_OK && ret == MPCE_OP_NONCANONICAL)
+        return 0;
+    if (st == MPCE_OK && ret != 0)
+        st = mpce_op_status(r->slot, mpce_op_info[id].name, ret);
+    if (st == MPCE_ERR_NOMEM)
+        return oom(r, "%s", mpce_last_error());
+    return fail(r, "%s carries MPCE_IMPL_CHECKS_NTT_INPUT, but its %s %s an input word of "
+                "%llu, not below its modulus, instead of returning MPCE_OP_NONCANONICAL%s%s",
+                r->slot->impl->name, mpce_op_info[id].name,
+                st == MPCE_OK ? "transformed" : "failed on", (unsigned long long)bad,
+                st == MPCE_OK ? "" : ": ", st == MPCE_OK ? "" : mpce_last_error());
+}
+
 static int ntt_record(struct run *r)
 {
     const char *op = r->rec->op;
@@ -406,7 +432,8 @@ static int ntt_record(struct run *r)
         uint64_t *want = b ? u64_list(r, "out", n) : NULL;
         void *argv[] = {&r->state, &r->callp, &a, &b, &out, &batch};
         return !want || call(r, OP(ntt, mul), argv, NARGS(argv)) ||
-               expect_blocks(r, "", out, want, n, 8, "coefficient");
+               expect_blocks(r, "", out, want, n, 8, "coefficient") ||
+               ntt_refuses(r, OP(ntt, mul), argv, NARGS(argv), &b[n - 1], q[0]);
     }
     if (hash) {
         uint64_t seed;
@@ -421,7 +448,8 @@ static int ntt_record(struct run *r)
     if (inv) {
         uint64_t *want = u64_list(r, "out", words);
         return !want || call(r, OP(ntt, inverse), argv, NARGS(argv)) ||
-               expect_blocks(r, "", out, want, words, 8, "coefficient");
+               expect_blocks(r, "", out, want, words, 8, "coefficient") ||
+               ntt_refuses(r, OP(ntt, inverse), argv, NARGS(argv), &in[0], UINT64_MAX);
     }
     if (call(r, OP(ntt, forward), argv, NARGS(argv)) != 0)
         return -1;
@@ -444,8 +472,10 @@ static int ntt_record(struct run *r)
     void *argv2[] = {&r->state, &r->callp, &out, &back, &batch};
     if (!back)
         return oom(r, "out of memory");
+    /* The last word's row is reduced mod the last modulus. */
     return call(r, OP(ntt, inverse), argv2, NARGS(argv2)) ||
-           expect_blocks(r, "inverse(out)", back, in, words, 8, "coefficient");
+           expect_blocks(r, "inverse(out)", back, in, words, 8, "coefficient") ||
+           ntt_refuses(r, OP(ntt, forward), argv, NARGS(argv), &in[words - 1], q[l - 1]);
 }
 
 /* ---- LPN ---------------------------------------------------------------- */

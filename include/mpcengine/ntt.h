@@ -5,10 +5,15 @@
  * inverse undoes it including the N^-1 factor; all values canonical [0, q).
  *
  * Layout: a polynomial is L consecutive rows of N uint64 words (row l reduced
- * mod q_l); a batch of B polynomials is B*L*N words. Inputs outside [0, q_l)
- * are rejected before any output is written (host memory; see buffer.h for
- * device buffers). in == out is allowed (and a == out, b == out for mul);
- * an input that overlaps out otherwise is refused. `impl` is as in prg.h.
+ * mod q_l); a batch of B polynomials is B*L*N words. A call whose input has
+ * a coefficient outside [0, q_l) fails with MPCE_ERR_ARG naming the first
+ * one. In place (out is an input), nothing is written; out of place, out
+ * is all zeros on return (the fast kernels check as they transform, rather
+ * than read the whole input once more first), so keep what out held
+ * elsewhere if you still need it. The *_buf calls check host buffers
+ * before writing anything; see buffer.h for device buffers. in == out is allowed
+ * (and a == out, b == out for mul); an input that overlaps out otherwise is
+ * refused. `impl` is as in prg.h.
  */
 #ifndef MPCENGINE_NTT_H
 #define MPCENGINE_NTT_H

@@ -27,13 +27,16 @@
  * Validation at load. A module or implementation is refused, with a one-line
  * reason naming the field, when a required op is NULL, when flags carry
  * anything but exactly one of MPCE_IMPL_CONSTANT_TIME / MPCE_IMPL_VARIABLE_TIME
- * (plus MPCE_IMPL_ASYNC), when impl_class is unknown, or when the memory kinds
+ * (plus MPCE_IMPL_ASYNC, and MPCE_IMPL_CHECKS_NTT_INPUT on an NTT
+ * implementation of a 2.4 module), when impl_class is unknown, or when the memory kinds
  * do not include host memory. A priority outside its class's range is clamped
  * to the range, and the listing says so.
  *
  * Calling contract. The engine validates every argument (sizes, ranges,
  * canonical NTT inputs on host memory, parsed DPF keys) before it calls an op,
- * and never calls a data op with a count of 0. An op returns 0, or an
+ * and never calls a data op with a count of 0. The one exception is
+ * MPCE_IMPL_CHECKS_NTT_INPUT: an implementation that carries it checks the
+ * NTT inputs itself, as it reads them (see MPCE_OP_NONCANONICAL). An op returns 0, or an
  * mpce_status after explaining it with host->set_error(). An op may run on one
  * state from several threads at once (the engine splits large host calls into
  * slices, each a valid call); ctx_new and ctx_free are never concurrent with
@@ -62,8 +65,9 @@ extern "C" {
 #define MPCE_PLUGIN_ABI_MAJOR 2u
 /* 2.0: the ops below without a "since 1" mark; 2.1: dpf.evalall_range;
  * 2.2: knobs (struct mpce_knob, mpce_impl.knobs, mpce_call.knobs);
- * 2.3: dpf.eval_batch over struct mpce_dpf_batch_v1. */
-#define MPCE_PLUGIN_ABI_MINOR 3u
+ * 2.3: dpf.eval_batch over struct mpce_dpf_batch_v1;
+ * 2.4: MPCE_IMPL_CHECKS_NTT_INPUT and MPCE_OP_NONCANONICAL. */
+#define MPCE_PLUGIN_ABI_MINOR 4u
 #define MPCE_PLUGIN_ENTRY_SYMBOL "mpce_plugin_entry_v2"
 
 /* ---- how an op is called ------------------------------------------------- */
@@ -78,6 +82,23 @@ extern "C" {
  * completion: the work is queued, and host->complete(host, call->done, ...)
  * will be called exactly once, from any thread, when it is finished. */
 #define MPCE_OP_PENDING 0x10000
+
+/*
+ * Since 2.4. An NTT implementation flagged MPCE_IMPL_CHECKS_NTT_INPUT is
+ * called with unchecked inputs on synchronous host-memory calls whose
+ * output does not overlap an input: a separate pass over the inputs would
+ * cost 5-40 % of a fast kernel, a check folded into its first pass next to
+ * nothing. Its forward, inverse and mul ops then return MPCE_OP_NONCANONICAL
+ * (without set_error) when a coefficient of an input row is not below that
+ * row's modulus; they may have written any part of out by then, and must
+ * still read and write only within the call's arrays. The engine zeroes out
+ * and reports the first such coefficient itself. Calls in place, on
+ * buffers and on devices are still checked by the engine first, so an op
+ * never has to undo its writes. The self-test refuses the flag to an
+ * implementation that transforms a non-canonical input.
+ */
+#define MPCE_IMPL_CHECKS_NTT_INPUT 0x200u
+#define MPCE_OP_NONCANONICAL 0x10001
 
 /* Engine-owned; only ever passed back to host->complete. */
 struct mpce_completion;
@@ -412,7 +433,8 @@ struct mpce_impl {
     const char *name;        /* unique, e.g. "prg-aesni-vaes512" */
     uint32_t impl_class;     /* MPCE_CLASS_* */
     int priority;            /* within the class's range; higher wins */
-    uint32_t flags;          /* one of MPCE_IMPL_CONSTANT_TIME/VARIABLE_TIME, [ASYNC] */
+    uint32_t flags;          /* one of MPCE_IMPL_CONSTANT_TIME/VARIABLE_TIME, [ASYNC],
+                              * [CHECKS_NTT_INPUT] */
     uint32_t memory;         /* MPCE_MEM_HOST [| MPCE_MEM_DEVICE] */
     const struct mpce_device *device; /* MPCE_MEM_DEVICE: one of the module's devices */
     const void *ops;         /* struct mpce_<primitive>_ops */

@@ -42,6 +42,10 @@
  *   KNOBDUP      two knobs named "batch"
  *   KNOBORDER    a knob's values not ascending (64 after 128)
  *   KNOBDEFAULT  a knob whose default (100) is not among its values
+ *   CHECKSPRG    a PRG implementation claims MPCE_IMPL_CHECKS_NTT_INPUT
+ *   NTTOLDFLAG   ntt-test-nttoldflag, built for ABI 2.3, claims it too
+ *   NTTLIAR      ntt-test-nttliar claims it but never checks: it must fail
+ *                its self-test, or the engine would transform bad inputs
  *   KNOBOPS      a knob naming lpn.fold, an op of another primitive
  */
 #include "config.h"
@@ -107,6 +111,12 @@
 #define V knoborder
 #elif defined(VARIANT_KNOBDEFAULT)
 #define V knobdefault
+#elif defined(VARIANT_CHECKSPRG)
+#define V checksprg
+#elif defined(VARIANT_NTTOLDFLAG)
+#define V nttoldflag
+#elif defined(VARIANT_NTTLIAR)
+#define V nttliar
 #elif defined(VARIANT_KNOBOPS)
 #define V knobops
 #else
@@ -114,6 +124,66 @@
 #endif
 
 /* ---- the implementation's ops ---------------------------------------------- */
+
+#if defined(VARIANT_NTTOLDFLAG) || defined(VARIANT_NTTLIAR)
+#define VARIANT_NTT 1
+#include <string.h>
+
+#include "plugins/common/ntt_harvey.h"
+
+/* A correct portable NTT, but for the check it claims to make. */
+static int ntt_new(void *module, size_t n, size_t l, const uint64_t *q, const uint64_t *psi,
+                   void **state)
+{
+    return mpce_harvey_state_new(n, l, q, psi, (struct mpce_harvey_state **)state);
+}
+
+static void ntt_free(void *state)
+{
+    mpce_harvey_state_free(state);
+}
+
+static int ntt_rows(const struct mpce_harvey_state *s, int inverse, const uint64_t *in,
+                    uint64_t *out, size_t batch)
+{
+    for (size_t i = 0; i < batch * s->l; i++) {
+        memmove(out + i * s->n, in + i * s->n, s->n * sizeof(uint64_t));
+        (inverse ? mpce_harvey_inverse_row : mpce_harvey_forward_row)(s->row[i % s->l], s->n,
+                                                                       out + i * s->n);
+    }
+    return 0;
+}
+
+static int ntt_forward(void *state, const struct mpce_call *call, const uint64_t *in,
+                       uint64_t *out, size_t batch)
+{
+    return ntt_rows(state, 0, in, out, batch);
+}
+
+static int ntt_inverse(void *state, const struct mpce_call *call, const uint64_t *in,
+                       uint64_t *out, size_t batch)
+{
+    return ntt_rows(state, 1, in, out, batch);
+}
+
+static int ntt_mul(void *state, const struct mpce_call *call, const uint64_t *a,
+                   const uint64_t *b, uint64_t *out, size_t batch)
+{
+    const struct mpce_harvey_state *s = state;
+    for (size_t i = 0; i < batch * s->l; i++)
+        mpce_harvey_mul_row(s->row[i % s->l], s->n, a + i * s->n, b + i * s->n, out + i * s->n);
+    return 0;
+}
+
+static const struct mpce_ntt_ops ntt_ops = {
+    .struct_size = sizeof(struct mpce_ntt_ops),
+    .ctx_new = ntt_new,
+    .ctx_free = ntt_free,
+    .forward = ntt_forward,
+    .inverse = ntt_inverse,
+    .mul = ntt_mul,
+};
+#endif
 
 #if defined(VARIANT_WRONG)
 static int wrong_ecb(void *state, const struct mpce_call *call, size_t key_index,
@@ -285,6 +355,10 @@ static const struct mpce_impl impl = {
     .primitive = 9,
     .name = "prg-test-badprim",
     .ops = PRG_OPS,
+#elif defined(VARIANT_NTT)
+    .primitive = MPCE_PRIM_NTT,
+    .name = "ntt-test-" STR(V),
+    .ops = &ntt_ops,
 #else
     .primitive = MPCE_PRIM_PRG,
     .name = "prg-test-" STR(V),
@@ -308,6 +382,8 @@ static const struct mpce_impl impl = {
     .flags = MPCE_IMPL_CONSTANT_TIME | MPCE_IMPL_VARIABLE_TIME,
 #elif defined(VARIANT_UNKNOWNFLAG)
     .flags = MPCE_IMPL_CONSTANT_TIME | 0x80000000u,
+#elif defined(VARIANT_CHECKSPRG) || defined(VARIANT_NTT)
+    .flags = MPCE_IMPL_CONSTANT_TIME | MPCE_IMPL_CHECKS_NTT_INPUT,
 #else
     .flags = MPCE_IMPL_CONSTANT_TIME,
 #endif
@@ -357,6 +433,8 @@ static const struct mpce_plugin plugin = {
     .abi_minor = MPCE_PLUGIN_ABI_MINOR + 1,
 #elif defined(VARIANT_OLDMINOR)
     .abi_minor = 0,
+#elif defined(VARIANT_NTTOLDFLAG)
+    .abi_minor = 3,
 #else
     .abi_minor = MPCE_PLUGIN_ABI_MINOR,
 #endif
