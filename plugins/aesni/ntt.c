@@ -87,9 +87,19 @@ static int state_new(size_t n, size_t l, const uint64_t *q, const uint64_t *psi,
     return 0;
 }
 
-typedef void (*xform_fn)(const struct aesni_ntt_tables *k, size_t n, const uint64_t *in,
-                         uint64_t *out);
+typedef int (*xform_fn)(const struct aesni_ntt_tables *k, size_t n, const uint64_t *in,
+                        uint64_t *out);
 typedef void (*scalar_fn)(const struct mpce_harvey_tables *t, size_t n, uint64_t *a);
+
+/* Whether a word of row[0 .. n) is not below q: the scalar rows' input
+ * check (MPCE_IMPL_CHECKS_NTT_INPUT), n < AESNI_NTT_VEC_MIN_N words. */
+static int row_bad(const uint64_t *row, size_t n, uint64_t q)
+{
+    int bad = 0;
+    for (size_t i = 0; i < n; i++)
+        bad |= row[i] >= q;
+    return bad;
+}
 
 static int run_rows(const struct aesni_ntt_state *s, xform_fn vec, scalar_fn scalar,
                     const uint64_t *in, uint64_t *out, size_t batch)
@@ -101,9 +111,12 @@ static int run_rows(const struct aesni_ntt_state *s, xform_fn vec, scalar_fn sca
             const size_t off = mpce_harvey_row_offset(h, b, i);
             if (n >= AESNI_NTT_VEC_MIN_N) {
                 /* Rows share tables as the Harvey state's rows do. */
-                vec(&s->tabs[h->row[i] - h->tables], n, in + off, out + off);
+                if (vec(&s->tabs[h->row[i] - h->tables], n, in + off, out + off))
+                    return MPCE_OP_NONCANONICAL;
                 continue;
             }
+            if (row_bad(in + off, n, h->row[i]->q))
+                return MPCE_OP_NONCANONICAL;
             if (out + off != in + off)
                 memmove(out + off, in + off, n * sizeof(uint64_t));
             scalar(h->row[i], n, out + off);
@@ -112,8 +125,8 @@ static int run_rows(const struct aesni_ntt_state *s, xform_fn vec, scalar_fn sca
     return 0;
 }
 
-typedef void (*mul_fn)(const struct mpce_harvey_tables *t, size_t n, const uint64_t *a,
-                       const uint64_t *b, uint64_t *out);
+typedef int (*mul_fn)(const struct mpce_harvey_tables *t, size_t n, const uint64_t *a,
+                      const uint64_t *b, uint64_t *out);
 
 static int mul_rows(const struct aesni_ntt_state *s, mul_fn fn, const uint64_t *a,
                     const uint64_t *b, uint64_t *out, size_t batch)
@@ -122,7 +135,8 @@ static int mul_rows(const struct aesni_ntt_state *s, mul_fn fn, const uint64_t *
     for (size_t bi = 0; bi < batch; bi++) {
         for (size_t i = 0; i < h->l; i++) {
             const size_t off = mpce_harvey_row_offset(h, bi, i);
-            fn(h->row[i], h->n, a + off, b + off, out + off);
+            if (fn(h->row[i], h->n, a + off, b + off, out + off))
+                return MPCE_OP_NONCANONICAL;
         }
     }
     return 0;

@@ -83,21 +83,24 @@ static inline void mul128(__m512i a, __m512i b, __m512i *hi, __m512i *lo)
  * q1 = (a*b) >> (k - 1) < 2^(k+1) and mu < 2^(k+1), so the shifts below
  * stay within 64 bits for every k <= 61.
  */
-void aesni_ntt_avx512_mul(const struct mpce_harvey_tables *t, size_t n, const uint64_t *a,
-                          const uint64_t *b, uint64_t *out)
+int aesni_ntt_avx512_mul(const struct mpce_harvey_tables *t, size_t n, const uint64_t *a,
+                         const uint64_t *b, uint64_t *out)
 {
     const unsigned k = t->bar_shift;
     const __m512i q = _mm512_set1_epi64((long long)t->q);
     const __m512i mu = _mm512_set1_epi64((long long)t->bar_mu);
     const __m128i hi1 = _mm_cvtsi32_si128((int)(65 - k)), lo1 = _mm_cvtsi32_si128((int)(k - 1));
     const __m128i hi3 = _mm_cvtsi32_si128((int)(63 - k)), lo3 = _mm_cvtsi32_si128((int)(k + 1));
+    __m512i top = _mm512_setzero_si512();
     for (size_t j = 0; j < n; j += 8) {
-        __m512i hi, lo, h3, l3;
-        mul128(_mm512_loadu_si512(a + j), _mm512_loadu_si512(b + j), &hi, &lo);
+        __m512i hi, lo, h3, l3, x = _mm512_loadu_si512(a + j), y = _mm512_loadu_si512(b + j);
+        top = _mm512_max_epu64(top, _mm512_max_epu64(x, y));
+        mul128(x, y, &hi, &lo);
         __m512i q1 = _mm512_or_si512(_mm512_sll_epi64(hi, hi1), _mm512_srl_epi64(lo, lo1));
         mul128(q1, mu, &h3, &l3);
         __m512i q3 = _mm512_or_si512(_mm512_sll_epi64(h3, hi3), _mm512_srl_epi64(l3, lo3));
         __m512i r = _mm512_sub_epi64(lo, _mm512_mullo_epi64(q3, q));
         _mm512_storeu_si512(out + j, csub(csub(r, q), q));
     }
+    return top_bad(top, q);
 }

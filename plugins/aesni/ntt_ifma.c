@@ -63,8 +63,8 @@ static inline __m512i raw_pad(__m512i q2)
  * q1 = p >> (k - 1) < 2^(k+1), mu = floor(2^2k / q) < 2^(k+1), and
  * q3 = (q1 * mu) >> (k + 1), p - q3 * q lies in [0, 3q) and fits 52 bits.
  */
-void aesni_ntt_ifma_mul(const struct mpce_harvey_tables *t, size_t n, const uint64_t *a,
-                        const uint64_t *b, uint64_t *out)
+int aesni_ntt_ifma_mul(const struct mpce_harvey_tables *t, size_t n, const uint64_t *a,
+                       const uint64_t *b, uint64_t *out)
 {
     const unsigned k = t->bar_shift;
     const __m512i zero = _mm512_setzero_si512(), lo52 = _mm512_set1_epi64((1ll << 52) - 1);
@@ -72,8 +72,10 @@ void aesni_ntt_ifma_mul(const struct mpce_harvey_tables *t, size_t n, const uint
     const __m512i mu = _mm512_set1_epi64((long long)t->bar_mu);
     const __m128i hi1 = _mm_cvtsi32_si128((int)(53 - k)), lo1 = _mm_cvtsi32_si128((int)(k - 1));
     const __m128i hi3 = _mm_cvtsi32_si128((int)(51 - k)), lo3 = _mm_cvtsi32_si128((int)(k + 1));
+    __m512i top = zero;
     for (size_t j = 0; j < n; j += 8) {
         __m512i x = _mm512_loadu_si512(a + j), y = _mm512_loadu_si512(b + j);
+        top = _mm512_max_epu64(top, _mm512_max_epu64(x, y));
         __m512i lo = _mm512_madd52lo_epu64(zero, x, y), hi = _mm512_madd52hi_epu64(zero, x, y);
         __m512i q1 = _mm512_or_si512(_mm512_sll_epi64(hi, hi1), _mm512_srl_epi64(lo, lo1));
         __m512i l3 = _mm512_madd52lo_epu64(zero, q1, mu), h3 = _mm512_madd52hi_epu64(zero, q1, mu);
@@ -83,4 +85,5 @@ void aesni_ntt_ifma_mul(const struct mpce_harvey_tables *t, size_t n, const uint
         r = csub(csub(r, q), q);
         _mm512_storeu_si512(out + j, r);
     }
+    return top_bad(top, q);
 }

@@ -7,7 +7,11 @@
  * Every kernel transforms one row of n words, n >= AESNI_NTT_VEC_MIN_N, over
  * the shared Harvey tables and the kernel's own copy of the twiddles of its
  * register stages, reading in and writing out (in == out allowed, no other
- * overlap; any alignment), canonical in and canonical out.
+ * overlap; any alignment), canonical out. Each returns non-zero when a word
+ * of in is not below q (MPCE_IMPL_CHECKS_NTT_INPUT): the first pass over
+ * memory takes the unsigned maximum of the words it loads, one instruction
+ * per vector, where a separate scan would read the row once more. out is
+ * then garbage, but no word outside it was written.
  */
 #ifndef MPCE_AESNI_NTT_KERNELS_H
 #define MPCE_AESNI_NTT_KERNELS_H
@@ -45,21 +49,22 @@ static inline unsigned aesni_ntt_d1_lane(unsigned j)
     return 4 * (j & 1) + (j >> 1);
 }
 
-void aesni_ntt_avx512_forward(const struct aesni_ntt_tables *k, size_t n, const uint64_t *in,
-                              uint64_t *out);
-void aesni_ntt_avx512_inverse(const struct aesni_ntt_tables *k, size_t n, const uint64_t *in,
-                              uint64_t *out);
-/* Pointwise a * b mod q for any n that is a multiple of 8. */
-void aesni_ntt_avx512_mul(const struct mpce_harvey_tables *t, size_t n, const uint64_t *a,
-                          const uint64_t *b, uint64_t *out);
+int aesni_ntt_avx512_forward(const struct aesni_ntt_tables *k, size_t n, const uint64_t *in,
+                             uint64_t *out);
+int aesni_ntt_avx512_inverse(const struct aesni_ntt_tables *k, size_t n, const uint64_t *in,
+                             uint64_t *out);
+/* Pointwise a * b mod q for any n that is a multiple of 8; non-zero when a
+ * word of a or b is not below q. */
+int aesni_ntt_avx512_mul(const struct mpce_harvey_tables *t, size_t n, const uint64_t *a,
+                         const uint64_t *b, uint64_t *out);
 
 /* The same for moduli below AESNI_NTT_IFMA_MAX_Q only. */
-void aesni_ntt_ifma_forward(const struct aesni_ntt_tables *k, size_t n, const uint64_t *in,
-                            uint64_t *out);
-void aesni_ntt_ifma_inverse(const struct aesni_ntt_tables *k, size_t n, const uint64_t *in,
-                            uint64_t *out);
-void aesni_ntt_ifma_mul(const struct mpce_harvey_tables *t, size_t n, const uint64_t *a,
-                        const uint64_t *b, uint64_t *out);
+int aesni_ntt_ifma_forward(const struct aesni_ntt_tables *k, size_t n, const uint64_t *in,
+                           uint64_t *out);
+int aesni_ntt_ifma_inverse(const struct aesni_ntt_tables *k, size_t n, const uint64_t *in,
+                           uint64_t *out);
+int aesni_ntt_ifma_mul(const struct mpce_harvey_tables *t, size_t n, const uint64_t *a,
+                       const uint64_t *b, uint64_t *out);
 
 #endif
 
@@ -102,6 +107,12 @@ static inline __m512i csub(__m512i x, __m512i m)
 {
     /* x - m wraps above x when x < m. */
     return _mm512_min_epu64(x, _mm512_sub_epi64(x, m));
+}
+
+/* Whether any lane of top, the maximum of the words read, is not below q. */
+static inline int top_bad(__m512i top, __m512i q)
+{
+    return _mm512_cmpge_epu64_mask(top, q) != 0;
 }
 
 static inline struct tw tw_bcast(uint64_t w, uint64_t ws)
@@ -208,33 +219,38 @@ static inline void unpack(__m512i *x, __m512i *y)
 
 /* ---- forward ------------------------------------------------------------- */
 
-/* Stage m (butterfly distance n / 2m) on blocks [ib, ie). */
-static void fwd_radix2(const struct mpce_harvey_tables *t, size_t n, size_t m, size_t ib,
-                       size_t ie, const uint64_t *src, uint64_t *dst)
+/* The first stage alone (distance n / 2), from in: it is always the first
+ * pass, so it returns the maximum of the words it read. */
+static __m512i fwd_radix2_first(const struct mpce_harvey_tables *t, size_t n,
+                                const uint64_t *src, uint64_t *dst)
 {
     const __m512i q = _mm512_set1_epi64((long long)t->q), q2 = _mm512_add_epi64(q, q);
-    const size_t gap = n / (2 * m);
-    for (size_t i = ib; i < ie; i++) {
-        const struct tw w = tw_bcast(t->w[m + i], t->w_shoup[m + i]);
-        const uint64_t *sx = src + 2 * i * gap, *sy = sx + gap;
-        uint64_t *dx = dst + 2 * i * gap, *dy = dx + gap;
-        for (size_t j = 0; j < gap; j += 8) {
-            __m512i x = _mm512_loadu_si512(sx + j), y = _mm512_loadu_si512(sy + j);
-            ct_bfly(&x, &y, w, q, q2);
-            _mm512_storeu_si512(dx + j, x);
-            _mm512_storeu_si512(dy + j, y);
-        }
+    const size_t gap = n / 2;
+    __m512i top = _mm512_setzero_si512();
+    const struct tw w = tw_bcast(t->w[1], t->w_shoup[1]);
+    const uint64_t *sx = src, *sy = sx + gap;
+    uint64_t *dx = dst, *dy = dx + gap;
+    for (size_t j = 0; j < gap; j += 8) {
+        __m512i x = _mm512_loadu_si512(sx + j), y = _mm512_loadu_si512(sy + j);
+        top = _mm512_max_epu64(top, _mm512_max_epu64(x, y));
+        ct_bfly(&x, &y, w, q, q2);
+        _mm512_storeu_si512(dx + j, x);
+        _mm512_storeu_si512(dy + j, y);
     }
+    return top;
 }
 
 /* Stages m and 2m on the blocks [ib, ie) of stage m; distance n / 4m >= 16
- * (each step loads 16 words of each quarter; the callers keep it so). */
-static void fwd_radix4(const struct mpce_harvey_tables *t, size_t n, size_t m, size_t ib,
-                       size_t ie, const uint64_t *src, uint64_t *dst)
+ * (each step loads 16 words of each quarter; the callers keep it so). With
+ * check, the first pass: returns the maximum of the words it read. */
+static inline __attribute__((always_inline)) __m512i
+fwd_radix4_body(const struct mpce_harvey_tables *t, size_t n, size_t m, size_t ib, size_t ie,
+                const uint64_t *src, uint64_t *dst, const int check)
 {
     const __m512i q = _mm512_set1_epi64((long long)t->q), q2 = _mm512_add_epi64(q, q);
     const __m512i pad = raw_pad(q2);
     const size_t h = n / (4 * m);
+    __m512i top = _mm512_setzero_si512();
     for (size_t i = ib; i < ie; i++) {
         const struct tw w1 = tw_bcast(t->w[m + i], t->w_shoup[m + i]);
         const struct tw w2 = tw_bcast(t->w[2 * m + 2 * i], t->w_shoup[2 * m + 2 * i]);
@@ -247,6 +263,13 @@ static void fwd_radix4(const struct mpce_harvey_tables *t, size_t n, size_t m, s
             UNROLL for (unsigned k = 0; k < 4; k++)
                 UNROLL for (unsigned u = 0; u < 2; u++)
                     x[k][u] = _mm512_loadu_si512(s + k * h + j + 8 * u);
+            if (check) {
+                __m512i a = _mm512_max_epu64(_mm512_max_epu64(x[0][0], x[0][1]),
+                                             _mm512_max_epu64(x[1][0], x[1][1]));
+                __m512i b = _mm512_max_epu64(_mm512_max_epu64(x[2][0], x[2][1]),
+                                             _mm512_max_epu64(x[3][0], x[3][1]));
+                top = _mm512_max_epu64(top, _mm512_max_epu64(a, b));
+            }
             /* x[1] and x[3] go on as the y of the next butterflies only. */
             UNROLL for (unsigned u = 0; u < 2; u++) {
                 ct_bfly(&x[0][u], &x[2][u], w1, q, q2);
@@ -261,6 +284,19 @@ static void fwd_radix4(const struct mpce_harvey_tables *t, size_t n, size_t m, s
                     _mm512_storeu_si512(d + k * h + j + 8 * u, x[k][u]);
         }
     }
+    return top;
+}
+
+static void fwd_radix4(const struct mpce_harvey_tables *t, size_t n, size_t m, size_t ib,
+                       size_t ie, const uint64_t *src, uint64_t *dst)
+{
+    (void)fwd_radix4_body(t, n, m, ib, ie, src, dst, 0);
+}
+
+static __m512i fwd_radix4_first(const struct mpce_harvey_tables *t, size_t n, size_t m,
+                                size_t ib, size_t ie, const uint64_t *src, uint64_t *dst)
+{
+    return fwd_radix4_body(t, n, m, ib, ie, src, dst, 1);
 }
 
 /*
@@ -341,51 +377,64 @@ static void fwd_tail(const struct aesni_ntt_tables *kt, size_t n, size_t wb, siz
 }
 
 /* The memory stages m, 4m, ... (distance >= 16, an even number of them)
- * on the stage-m blocks [ib, ie), then their tail. */
+ * on the stage-m blocks [ib, ie), then their tail. top non-NULL: src is
+ * the input, and the first of those stages (there is one: forward() sends
+ * a row here unread only when 32 <= n = n / m) takes its maximum. */
 static void fwd_part(const struct aesni_ntt_tables *kt, size_t n, size_t m, size_t ib,
-                     size_t ie, const uint64_t *src, uint64_t *dst)
+                     size_t ie, const uint64_t *src, uint64_t *dst, __m512i *top)
 {
     const struct mpce_harvey_tables *t = kt->t;
     for (; 32 * m <= n; m <<= 2) {
-        fwd_radix4(t, n, m, ib, ie, src, dst);
+        if (top != NULL)
+            *top = _mm512_max_epu64(*top, fwd_radix4_first(t, n, m, ib, ie, src, dst));
+        else
+            fwd_radix4(t, n, m, ib, ie, src, dst);
+        top = NULL;
         ib *= 4, ie *= 4, src = dst;
     }
     /* Block i of stage m is words [i * n / m, (i + 1) * n / m). */
     fwd_tail(kt, n, ib * (n / m), ie * (n / m), src, dst);
 }
 
-void AESNI_NTT_FN(forward)(const struct aesni_ntt_tables *kt, size_t n, const uint64_t *in,
-                           uint64_t *out)
+int AESNI_NTT_FN(forward)(const struct aesni_ntt_tables *kt, size_t n, const uint64_t *in,
+                          uint64_t *out)
 {
     const struct mpce_harvey_tables *t = kt->t;
     const __m512i q = _mm512_set1_epi64((long long)t->q), q2 = _mm512_add_epi64(q, q);
     if (n < 32) {
         /* n = 16: the distance-8 stage, then the 16-word chunk. */
         __m512i a = _mm512_loadu_si512(in), b = _mm512_loadu_si512(in + 8);
+        const __m512i top = _mm512_max_epu64(a, b);
         ct_bfly(&a, &b, tw_bcast(t->w[1], t->w_shoup[1]), q, q2);
         fwd_chunks16(kt, n, 0, &a, &b, 1, q, q2);
         _mm512_storeu_si512(out, a);
         _mm512_storeu_si512(out + 8, b);
-        return;
+        return top_bad(top, q);
     }
+    /* in may be out: whether a pass is the first is m's business alone. */
     const uint64_t *src = in;
+    __m512i top = _mm512_setzero_si512();
     size_t m = 1;
     unsigned stages = 0;
     for (size_t k = n; k > 16; k >>= 1)
         stages++;
     if (stages & 1) {
-        fwd_radix2(t, n, 1, 0, 1, src, out);
+        top = fwd_radix2_first(t, n, src, out);
         src = out, m = 2;
     }
     while (n / m > AESNI_NTT_BLOCK && 32 * m <= n) {
-        fwd_radix4(t, n, m, 0, m, src, out);
+        if (m == 1)
+            top = fwd_radix4_first(t, n, m, 0, m, src, out);
+        else
+            fwd_radix4(t, n, m, 0, m, src, out);
         src = out, m <<= 2;
     }
     /* Each stage-m block (n / m words, 32 at least per call) fits now:
      * finish it before the next. */
     const size_t per = n / m >= 32 ? 1 : 32 * m / n;
     for (size_t i = 0; i < m; i += per)
-        fwd_part(kt, n, m, i, i + per, src, out);
+        fwd_part(kt, n, m, i, i + per, src, out, m == 1 ? &top : NULL);
+    return top_bad(top, q);
 }
 
 /* ---- inverse ------------------------------------------------------------- */
@@ -422,18 +471,21 @@ inv_chunks16(const struct aesni_ntt_tables *kt, size_t n, size_t c0, __m512i *a,
 }
 
 /* The first four stages (distances 1, 2, 4, 8) on 16K-word groups from
- * word wb on, K = 2, 4 or 8. */
-static inline __attribute__((always_inline)) void
+ * word wb on, K = 2, 4 or 8. The first pass over the input: returns the
+ * maximum of the words it read. */
+static inline __attribute__((always_inline)) __m512i
 inv_head_k(const struct aesni_ntt_tables *kt, size_t n, size_t wb, size_t we,
            const uint64_t *src, uint64_t *dst, const unsigned K)
 {
     const __m512i q = _mm512_set1_epi64((long long)kt->t->q), q2 = _mm512_add_epi64(q, q);
     const uint64_t *w8 = kt->iw + n / 16, *c8 = kt->ic + n / 16;
+    __m512i top = _mm512_setzero_si512();
     for (size_t o = wb; o < we; o += 16 * K) {
         __m512i a[8], b[8];
         UNROLL for (unsigned k = 0; k < K; k++) {
             a[k] = _mm512_loadu_si512(src + o + 16 * k);
             b[k] = _mm512_loadu_si512(src + o + 16 * k + 8);
+            top = _mm512_max_epu64(top, _mm512_max_epu64(a[k], b[k]));
         }
         inv_chunks16(kt, n, o / 16, a, b, K, q, q2);
         UNROLL for (unsigned k = 0; k < K; k++) {
@@ -443,19 +495,19 @@ inv_head_k(const struct aesni_ntt_tables *kt, size_t n, size_t wb, size_t we,
             _mm512_storeu_si512(dst + o + 16 * k + 8, b[k]);
         }
     }
+    return top;
 }
 
 /* Words [wb, we) through the first four stages: a multiple of 64 words, or
- * the 32 of a 32-word row. */
-static void inv_head(const struct aesni_ntt_tables *kt, size_t n, size_t wb, size_t we,
-                     const uint64_t *src, uint64_t *dst)
+ * the 32 of a 32-word row; returns the maximum of the words read. */
+static __m512i inv_head(const struct aesni_ntt_tables *kt, size_t n, size_t wb, size_t we,
+                        const uint64_t *src, uint64_t *dst)
 {
     if ((we - wb) % 128 == 0)
-        inv_head_k(kt, n, wb, we, src, dst, 8);
-    else if (we - wb == 64)
-        inv_head_k(kt, n, wb, we, src, dst, 4);
-    else
-        inv_head_k(kt, n, wb, we, src, dst, 2);
+        return inv_head_k(kt, n, wb, we, src, dst, 8);
+    if (we - wb == 64)
+        return inv_head_k(kt, n, wb, we, src, dst, 4);
+    return inv_head_k(kt, n, wb, we, src, dst, 2);
 }
 
 /* The stage of distance g (>= 8) on its blocks [ib, ie), in place. */
@@ -570,20 +622,21 @@ static void inv_last4(const struct aesni_ntt_tables *kt, size_t n, uint64_t *a)
     }
 }
 
-void AESNI_NTT_FN(inverse)(const struct aesni_ntt_tables *kt, size_t n, const uint64_t *in,
-                           uint64_t *out)
+int AESNI_NTT_FN(inverse)(const struct aesni_ntt_tables *kt, size_t n, const uint64_t *in,
+                          uint64_t *out)
 {
     const struct mpce_harvey_tables *t = kt->t;
     const __m512i q = _mm512_set1_epi64((long long)t->q), q2 = _mm512_add_epi64(q, q);
     if (n < 32) {
         /* n = 16: the 16-word chunk, then the last stage (distance 8). */
         __m512i a = _mm512_loadu_si512(in), b = _mm512_loadu_si512(in + 8);
+        const __m512i top = _mm512_max_epu64(a, b);
         inv_chunks16(kt, n, 0, &a, &b, 1, q, q2);
         inv_last_bfly(&a, &b, tw_bcast(t->ninv, t->ninv_shoup),
                       tw_bcast(t->last_w, t->last_w_shoup), q, q2);
         _mm512_storeu_si512(out, a);
         _mm512_storeu_si512(out + 8, b);
-        return;
+        return top_bad(top, q);
     }
     /* Memory stages: distances 16 .. n / 2, the last one with n^-1. An odd
      * count (beyond the last alone) puts one radix-2 stage first. */
@@ -592,8 +645,9 @@ void AESNI_NTT_FN(inverse)(const struct aesni_ntt_tables *kt, size_t n, const ui
         stages++;
     const size_t blk = n < AESNI_NTT_BLOCK ? n : AESNI_NTT_BLOCK;
     size_t g = 16;
+    __m512i top = _mm512_setzero_si512();
     for (size_t b0 = 0; b0 < n; b0 += blk) {
-        inv_head(kt, n, b0, b0 + blk, in, out);
+        top = _mm512_max_epu64(top, inv_head(kt, n, b0, b0 + blk, in, out));
         g = 16;
         if ((stages & 1) && stages > 1) {
             inv_radix2(t, n, g, b0 / 32, (b0 + blk) / 32, out);
@@ -608,6 +662,7 @@ void AESNI_NTT_FN(inverse)(const struct aesni_ntt_tables *kt, size_t n, const ui
         inv_last4(kt, n, out);
     else
         inv_last2(t, n, out);
+    return top_bad(top, q);
 }
 
 #endif

@@ -78,6 +78,10 @@ static int probe_ifma(void *module_state, char *why, size_t len)
     return (m->cpu.avx512ifma && m->cpu.avx512vl) ? 0 : refuse(m, why, len, "AVX-512 IFMA/VL");
 }
 
+/* Every NTT kernel of this module checks its input as it reads it
+ * (ntt_kernels.h, ntt.c's scalar rows). */
+#define NTT_CHECKS(prim) ((prim) == MPCE_PRIM_NTT ? MPCE_IMPL_CHECKS_NTT_INPUT : 0u)
+
 #define IMPL(var, prim, nm, prio, table, pr, sv, nk, kl)                                   \
     static const struct mpce_impl var = {                                                  \
         .struct_size = sizeof(struct mpce_impl),                                           \
@@ -85,7 +89,7 @@ static int probe_ifma(void *module_state, char *why, size_t len)
         .name = nm,                                                                        \
         .impl_class = MPCE_CLASS_SIMD,                                                     \
         .priority = prio,                                                                  \
-        .flags = MPCE_IMPL_CONSTANT_TIME,                                                  \
+        .flags = MPCE_IMPL_CONSTANT_TIME | NTT_CHECKS(prim),                                \
         .memory = MPCE_MEM_HOST,                                                           \
         .ops = table,                                                                      \
         .probe = pr,                                                                       \
