@@ -39,11 +39,13 @@
  *                                                and the implementation. With an
  *                                                implementation named (opts.impl), that
  *                                                one instead of "auto".
- *   ntt.forward    N=DEGREE,B=BATCH,q=61bit|60bit
- *   ntt.inverse    (same)                        baseline ntt-soft (61bit) or the
- *                                                peer "ntl" (60bit: NTL caps moduli
- *                                                at 60 bits, so both sides use
- *                                                q = 2^60 - 2^18 + 1)
+ *   ntt.forward    N=DEGREE,B=BATCH,q=61bit|60bit|50bit
+ *   ntt.inverse    (same)                        baseline ntt-soft (61bit, 50bit) or
+ *                                                the peer "ntl" (60bit: NTL caps
+ *                                                moduli at 60 bits, so both sides use
+ *                                                q = 2^60 - 2^18 + 1); 50bit is
+ *                                                q = 1125899903827969, below IFMA's 2^50
+ *   ntt.mul        (same)                        baseline ntt-soft
  *   lpn.fold       logk=LOGK,n=OUTPUTS,chunk=OUTPUTS_PER_CALL (chunk optional,
  *                                                default n)   baseline lpn-soft
  *   dpf.evalall    bits=N                        baseline "aes-floor:PRG": 2^(N+1)
