@@ -91,6 +91,7 @@ struct mpce_module {
     int inited;                /* fini is owed */
     int skipped;               /* the whole module is unusable */
     int broken;                /* skipped for a fault, not a refusal (strict) */
+    int init_no_memory;        /* its init returned MPCE_ERR_NOMEM: the engine fails */
     int vet_failed;            /* crashed, hung or leaked in the probe helper's vet
                                   (runtime/vet.h): never loaded, listed as failed */
     char reason[512];

@@ -371,6 +371,7 @@ static void start_module(mpce_engine *e, struct mpce_module *m)
             pw[sizeof(pw) - 1] = '\0';
             set_reason(m, 1, "plugin '%s': init failed (%s)%s%s", d->name,
                        mpce_status_name(mpce_status_of_rc(rc)), pw[0] ? ": " : "", pw);
+            m->init_no_memory = mpce_status_of_rc(rc) == MPCE_ERR_NOMEM;
             return;
         }
     }
@@ -402,8 +403,16 @@ static mpce_status add_module(mpce_engine *e, struct mpce_module *m, mpce_plugin
             start_module(e, m);
     }
     if (m->skipped) {
-        report_skip(e, m);
+        /* As for a file that could not be read for want of memory
+         * (skip_file): an error, not an engine without the module. */
+        const int no_memory = m->init_no_memory;
+        if (!no_memory)
+            report_skip(e, m);
         mpce_status st = mpce_registry_keep_module(e, m);
+        /* m is the registry's now, freed with the engine. */
+        if (st == MPCE_OK && no_memory)
+            st = mpce_error(MPCE_ERR_NOMEM, "out of memory starting %s: %s", m->path,
+                            m->reason);
         return st;
     }
     mpce_status st = mpce_registry_keep_module(e, m);
@@ -493,6 +502,22 @@ static void file_label(const char *name, char *label, size_t len)
         label[ll - 3] = '\0';
 }
 
+/* m's file f could not be opened, checked or loaded (why): listed as
+ * skipped, or, when memory ran out, an error. An engine up without the
+ * module for want of memory would pick and pin as if it were broken, and
+ * that would outlast the shortage. */
+static mpce_status skip_file(mpce_engine *e, struct mpce_module *m,
+                             const struct mpce_module_file *f, const char *why)
+{
+    set_reason(m, 1, "%s", why);
+    mpce_status st = mpce_registry_keep_module(e, m);
+    if (st == MPCE_OK && f->no_memory)
+        return mpce_error(MPCE_ERR_NOMEM, "out of memory loading %s: %s", f->path, why);
+    if (st == MPCE_OK)
+        report_skip(e, m);
+    return st;
+}
+
 /* dlopen the checked file f (its descriptor passes to m) and register the
  * module; v, if not NULL, is its passed verdict, whose self-test results
  * then apply to its implementations. */
@@ -505,14 +530,10 @@ static mpce_status load_checked(mpce_engine *e, struct mpce_module *m,
     m->mtime = f->mtime;
     step("load", NULL);
     m->handle = mpce_module_file_load(f, why, sizeof(why));
-    if (m->handle) {
-        m->fd = f->fd; /* the module's name while it is loaded */
-        f->fd = -1;
-    } else {
-        set_reason(m, 1, "%s", why);
-        report_skip(e, m);
-        return mpce_registry_keep_module(e, m);
-    }
+    if (!m->handle)
+        return skip_file(e, m, f, why);
+    m->fd = f->fd; /* the module's name while it is loaded */
+    f->fd = -1;
     void *sym = dlsym(m->handle, MPCE_PLUGIN_ENTRY_SYMBOL);
     if (!sym) {
         set_reason(m, 1, "no entry symbol %s: not an mpcengine ABI %u plugin (or built for "
@@ -545,11 +566,8 @@ static mpce_status load_file(mpce_engine *e, const char *dir, const char *name)
     if (!m)
         return mpce_error(MPCE_ERR_NOMEM, "out of memory loading %s", path);
     struct mpce_module_file f;
-    if (mpce_module_file_open(dir, name, &f, why, sizeof(why)) != 0) {
-        set_reason(m, 1, "%s", why);
-        report_skip(e, m);
-        return mpce_registry_keep_module(e, m);
-    }
+    if (mpce_module_file_open(dir, name, &f, why, sizeof(why)) != 0)
+        return skip_file(e, m, &f, why);
     /* Vetted out of process first: a module that crashes, hangs or leaks
      * there is never loaded here. */
     struct mpce_verdict v;

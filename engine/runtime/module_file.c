@@ -207,14 +207,20 @@ static int check_links(const char *dir, char *why, size_t len)
     return 0;
 }
 
+/* What the internal checks return, beside -1, when memory ran out. */
+#define FILE_NOMEM (-2)
+
 static int check_dir(int dfd, const char *dir, int sticky_self_ok, char *why, size_t len)
 {
     struct stat opened;
     if (fstat(dfd, &opened) != 0)
         return fail(why, len, "cannot check directory %s: %s", dir, strerror(errno));
     char *canon = realpath(dir, NULL);
-    if (!canon)
-        return fail(why, len, "cannot resolve directory %s: %s", dir, strerror(errno));
+    if (!canon) {
+        const int err = errno;
+        fail(why, len, "cannot resolve directory %s: %s", dir, strerror(err));
+        return err == ENOMEM ? FILE_NOMEM : -1;
+    }
     int rc = check_chain(canon, &opened, sticky_self_ok, why, len);
     if (rc == 0 && strcmp(canon, dir) != 0)
         rc = check_links(dir, why, len);
@@ -270,9 +276,8 @@ static int open_checked(const char *dir, const char *name, const char *path, int
     int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dfd < 0)
         return fail(why, len, "cannot open directory %s: %s", dir, strerror(errno));
-    int fd = check_dir(dfd, dir, sticky_dir_ok, why, len) == 0
-                 ? open_file(dfd, name, path, why, len)
-                 : -1;
+    int rc = check_dir(dfd, dir, sticky_dir_ok, why, len);
+    int fd = rc == 0 ? open_file(dfd, name, path, why, len) : rc;
     close(dfd);
     return fd;
 }
@@ -282,8 +287,10 @@ static int hash_fd(int fd, const char *path, char hex[65], char *why, size_t len
 {
     EVP_MD_CTX *md = EVP_MD_CTX_new();
     int rc = 0;
-    if (!md)
-        rc = fail(why, len, "cannot hash file %s: out of memory", path);
+    if (!md) {
+        fail(why, len, "cannot hash file %s: out of memory", path);
+        rc = FILE_NOMEM;
+    }
     else if (EVP_DigestInit_ex(md, EVP_sha256(), NULL) != 1)
         rc = fail(why, len, "cannot hash file %s: OpenSSL SHA-256 is unavailable (out of "
                   "memory, or check the libcrypto installation)", path);
@@ -317,6 +324,7 @@ int mpce_module_file_open(const char *dir, const char *name, struct mpce_module_
                           char *why, size_t why_len)
 {
     f->fd = -1;
+    f->no_memory = 0;
     f->path[0] = '\0';
     f->sha256[0] = '\0';
     size_t dl = strlen(dir);
@@ -324,17 +332,21 @@ int mpce_module_file_open(const char *dir, const char *name, struct mpce_module_
     if ((size_t)snprintf(f->path, sizeof(f->path), "%s%s%s", dir, sep, name) >= sizeof(f->path))
         return fail(why, why_len, "path %.200s.../%.200s is too long", dir, name);
     int fd = open_checked(dir, name, f->path, 0, why, why_len);
-    if (fd < 0)
+    if (fd < 0) {
+        f->no_memory = fd == FILE_NOMEM;
         return -1;
+    }
     struct stat sb;
     if (fstat(fd, &sb) != 0) {
         int err = errno;
         close(fd);
         return fail(why, why_len, "%s: fstat: %s", f->path, strerror(err));
     }
-    if (hash_fd(fd, f->path, f->sha256, why, why_len) != 0) {
+    int rc = hash_fd(fd, f->path, f->sha256, why, why_len);
+    if (rc != 0) {
         close(fd);
         f->sha256[0] = '\0';
+        f->no_memory = rc == FILE_NOMEM;
         return -1;
     }
     f->size = (unsigned long long)sb.st_size;
@@ -429,7 +441,7 @@ int mpce_fd_proc_name(int fd, char name[64])
     return got.st_dev == want.st_dev && got.st_ino == want.st_ino ? 0 : -2;
 }
 
-static void *load_fd(int *fdp, const char *path, char *why, size_t len)
+static void *load_fd(int *fdp, const char *path, int *no_memory, char *why, size_t len)
 {
     const int fd = *fdp;
     char name[64];
@@ -465,8 +477,13 @@ static void *load_fd(int *fdp, const char *path, char *why, size_t len)
              * missing: for a broken file it would send the reader astray. */
             /* glibc words it so, translated under LC_MESSAGES, with the
              * ENOENT text after it; either names a missing library. */
-            int missing_lib = e && (strstr(e, "cannot open shared object file") ||
-                                    strstr(e, strerror(ENOENT)));
+            /* glibc says ENOMEM in the same words ("cannot open shared
+             * object file: Cannot allocate memory"), where no library is
+             * missing. */
+            *no_memory = e && (strstr(e, strerror(ENOMEM)) || strstr(e, "out of memory"));
+            int missing_lib = e && !*no_memory &&
+                              (strstr(e, "cannot open shared object file") ||
+                               strstr(e, strerror(ENOENT)));
             fail(why, len, "file %s: dlopen failed: %s%s", path, e ? e : "unknown error",
                  missing_lib ? " (modules load from a checked descriptor, so $ORIGIN in "
                                "their RUNPATH does not reach their directory: install the "
@@ -521,7 +538,8 @@ void *mpce_module_file_load(struct mpce_module_file *f, char *why, size_t why_le
     }
     if (mpce_module_file_test_hook)
         mpce_module_file_test_hook(f->path);
-    void *h = load_fd(&f->fd, f->path, why, why_len);
+    f->no_memory = 0;
+    void *h = load_fd(&f->fd, f->path, &f->no_memory, why, why_len);
     /* Kept open while the module is loaded (the caller closes it after
      * dlclose): glibc knows the module by "/proc/self/fd/N", and while N is
      * ours no other module can be opened under that number and be mistaken
@@ -558,5 +576,6 @@ int mpce_file_open_trusted(const char *path, char *why, size_t why_len)
     }
     if (!name[0])
         return fail(why, why_len, "%s names a directory: give the path of the file itself", path);
-    return open_checked(dir, name, path, 1, why, why_len);
+    int fd = open_checked(dir, name, path, 1, why, why_len);
+    return fd < 0 ? -1 : fd;
 }

@@ -17,17 +17,22 @@ struct mpce_module_file {
     unsigned long long size; /* st_size and st_mtime of fd: the selector's */
     long long mtime;         /* cheap test of whether a tuned module changed */
     unsigned long long dev, ino; /* which file: a rename over the path makes another */
+    /* The last open or load failed for want of memory: that says nothing
+     * about the module, so a caller should fail rather than go on without it. */
+    int no_memory;
 };
 
 /* Open dir/name once, check the file and every ancestor directory, hash it
- * from the descriptor. 0, or -1 with a one-line reason in why (f->fd is -1). */
+ * from the descriptor. 0, or -1 with a one-line reason in why (f->fd is -1;
+ * f->no_memory set if memory ran out). */
 int mpce_module_file_open(const char *dir, const char *name, struct mpce_module_file *f,
                           char *why, size_t why_len);
 
 /* dlopen the checked descriptor itself. On success the descriptor stays
  * open: close it (mpce_module_file_close) only after dlclose, so its number
  * (the module's name to the dynamic linker) is not reused meanwhile. NULL
- * with the reason, the descriptor closed, on failure. */
+ * with the reason, the descriptor closed, on failure (f->no_memory set when
+ * dlerror says memory ran out). */
 void *mpce_module_file_load(struct mpce_module_file *f, char *why, size_t why_len);
 
 /* The name /proc/self/fd/<fd> in name, and whether it reaches the file open
