@@ -17,6 +17,18 @@
  * directory, so the libraries it needs must be where the dynamic linker
  * looks; those libraries are not hashed; dladdr() names it /proc/self/fd/N.
  *
+ * Vetting. Unless [tune] vet = no, a module the engine has no cached
+ * verdict for (by its SHA-256) first runs in the probe helper, a separate
+ * process (mpcengine-probe): its constructors, the entry point, probe,
+ * init, each implementation's probe and self-test, then fini. A module that
+ * crashes, aborts, calls exit(), hangs past [tune] vet_timeout, or leaves
+ * descriptors open after its constructors, entry point or probe (nothing is
+ * started yet that could own them) fails there and is never loaded into
+ * the application; one that keeps descriptors from init on is warned
+ * about (a device runtime may hold its driver open for the process's
+ * life). So constructors, the entry point and probe run at least twice,
+ * in two processes: keep them free of effects outside the process.
+ *
  * Versioning (SQLite's VFS rule). Every struct begins with its own size and
  * only grows at the end; a minor version adds fields or ops, a major changes
  * them. The engine knows the size of each struct at every minor of its major:
