@@ -75,9 +75,6 @@ void fuzz_free_misaligned(void *p);
 
 /* The harnesses' own modular arithmetic (no engine code): a * b mod q,
  * a^e mod q, and a primality test exact for every 64-bit n. */
-uint64_t fuzz_mulmod(uint64_t a, uint64_t b, uint64_t q);
-uint64_t fuzz_powmod(uint64_t a, uint64_t e, uint64_t q);
-int fuzz_is_prime(uint64_t n);
 
 /* SPEC.md section 5's splitmix64, for bulk data derived from an input. */
 uint64_t fuzz_splitmix64(uint64_t *state);

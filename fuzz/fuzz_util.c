@@ -224,50 +224,6 @@ void fuzz_free_misaligned(void *p)
     free(base);
 }
 
-uint64_t fuzz_mulmod(uint64_t a, uint64_t b, uint64_t q)
-{
-    return (uint64_t)((unsigned __int128)a * b % q);
-}
-
-uint64_t fuzz_powmod(uint64_t a, uint64_t e, uint64_t q)
-{
-    uint64_t r = 1 % q;
-    a %= q;
-    for (; e; e >>= 1, a = fuzz_mulmod(a, a, q))
-        if (e & 1)
-            r = fuzz_mulmod(r, a, q);
-    return r;
-}
-
-/* Miller-Rabin with the first 12 primes as bases: exact below 3.3 * 10^24. */
-int fuzz_is_prime(uint64_t n)
-{
-    static const uint64_t bases[] = {2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37};
-    if (n < 2)
-        return 0;
-    for (size_t i = 0; i < sizeof(bases) / sizeof(bases[0]); i++)
-        if (n % bases[i] == 0)
-            return n == bases[i];
-    uint64_t d = n - 1;
-    unsigned s = 0;
-    while ((d & 1) == 0)
-        d >>= 1, s++;
-    for (size_t i = 0; i < sizeof(bases) / sizeof(bases[0]); i++) {
-        uint64_t x = fuzz_powmod(bases[i], d, n);
-        if (x == 1 || x == n - 1)
-            continue;
-        unsigned r;
-        for (r = 1; r < s; r++) {
-            x = fuzz_mulmod(x, x, n);
-            if (x == n - 1)
-                break;
-        }
-        if (r == s)
-            return 0;
-    }
-    return 1;
-}
-
 uint64_t fuzz_splitmix64(uint64_t *state)
 {
     uint64_t z = (*state += UINT64_C(0x9E3779B97F4A7C15));

@@ -18,6 +18,7 @@
 #include "engine/spec/ntt_params.h"
 #include "engine/verify/kat.h"
 #include "testutil.h"
+#include "tests/ref_modarith.h"
 
 #define MAX_IMPLS 16
 #define PATTERN UINT64_C(0xA5A5A5A5A5A5A5A5)
@@ -80,11 +81,6 @@ static int all_zero(const uint64_t *v, size_t count)
         if (v[i] != 0)
             return 0;
     return 1;
-}
-
-static uint64_t mulmod(uint64_t a, uint64_t b, uint64_t q)
-{
-    return (uint64_t)(((unsigned __int128)a * b) % q);
 }
 
 /* ---- implementations ---------------------------------------------------- */
@@ -296,7 +292,7 @@ static void test_roots(void)
         CU_ASSERT_EQUAL(mpce_ntt_roots(ctx, r, &g, &psi), MPCE_OK);
         uint64_t x = psi;
         for (int k = 0; k < 17; k++)
-            x = mulmod(x, x, mods[r]);
+            x = ref_mulmod(x, x, mods[r]);
         CU_ASSERT_EQUAL(x, mods[r] - 1);
         CU_ASSERT(g >= 3);
     }
@@ -480,7 +476,7 @@ static void schoolbook(const uint64_t *a, const uint64_t *b, uint64_t *c, size_t
     memset(c, 0, n * sizeof(uint64_t));
     for (size_t i = 0; i < n; i++)
         for (size_t j = 0; j < n; j++) {
-            uint64_t p = mulmod(a[i], b[j], q);
+            uint64_t p = ref_mulmod(a[i], b[j], q);
             size_t k = i + j;
             if (k < n)
                 c[k] = (c[k] + p) % q;
@@ -545,50 +541,6 @@ static void test_mul_schoolbook(void)
  * only overflows near 2^61, a reduction that fails for small q).
  */
 
-static uint64_t ref_pow(uint64_t b, uint64_t e, uint64_t q)
-{
-    uint64_t r = 1 % q;
-    b %= q;
-    for (; e; e >>= 1) {
-        if (e & 1)
-            r = mulmod(r, b, q);
-        b = mulmod(b, b, q);
-    }
-    return r;
-}
-
-/* Miller-Rabin with the first twelve primes as bases is exact below 3.3e24. */
-static int ref_is_prime(uint64_t n)
-{
-    static const uint64_t bases[] = {2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37};
-    const size_t nb = sizeof(bases) / sizeof(bases[0]);
-    uint64_t d = n - 1;
-    unsigned s = 0;
-    if (n < 2)
-        return 0;
-    for (size_t k = 0; k < nb; k++)
-        if (n % bases[k] == 0)
-            return n == bases[k];
-    while ((d & 1) == 0) {
-        d >>= 1;
-        s++;
-    }
-    for (size_t k = 0; k < nb; k++) {
-        uint64_t x = ref_pow(bases[k], d, n);
-        unsigned r = 1;
-        if (x == 1 || x == n - 1)
-            continue;
-        for (; r < s; r++) {
-            x = mulmod(x, x, n);
-            if (x == n - 1)
-                break;
-        }
-        if (r == s)
-            return 0;
-    }
-    return 1;
-}
-
 static uint64_t ref_gcd(uint64_t a, uint64_t b)
 {
     while (b) {
@@ -605,9 +557,9 @@ static uint64_t ref_rho(uint64_t n)
     for (uint64_t c = 1;; c++) {
         uint64_t x = 2, y = 2, d = 1;
         while (d == 1) {
-            x = (mulmod(x, x, n) + c) % n;
-            y = (mulmod(y, y, n) + c) % n;
-            y = (mulmod(y, y, n) + c) % n;
+            x = (ref_mulmod(x, x, n) + c) % n;
+            y = (ref_mulmod(y, y, n) + c) % n;
+            y = (ref_mulmod(y, y, n) + c) % n;
             d = ref_gcd(x > y ? x - y : y - x, n);
         }
         if (d != n)
@@ -661,7 +613,7 @@ static uint64_t ref_generator(uint64_t q)
     for (uint64_t g = 3;; g++) {
         int primitive = 1;
         for (size_t k = 0; k < nf && primitive; k++)
-            primitive = ref_pow(g, (q - 1) / f[k], q) != 1;
+            primitive = ref_powmod(g, (q - 1) / f[k], q) != 1;
         if (primitive)
             return g;
     }
@@ -700,10 +652,10 @@ static void ref_transform(const uint64_t *in, uint64_t *out, size_t n, uint64_t 
     uint64_t *pw = alloc_words(2 * n), *odd = alloc_words(n);
     pw[0] = 1;
     for (size_t k = 1; k <= mask; k++)
-        pw[k] = mulmod(pw[k - 1], psi, q);
+        pw[k] = ref_mulmod(pw[k - 1], psi, q);
     for (size_t j = 0; j < n; j++)
         odd[j] = 2 * ref_brv(j, n) + 1;
-    const uint64_t ninv = ref_pow(n, q - 2, q);
+    const uint64_t ninv = ref_powmod(n, q - 2, q);
 
     for (size_t o = 0; o < n; o++) {
         unsigned __int128 acc = 0;
@@ -716,7 +668,7 @@ static void ref_transform(const uint64_t *in, uint64_t *out, size_t n, uint64_t 
         }
         out[o] = (uint64_t)(acc % q);
         if (inverse)
-            out[o] = mulmod(out[o], ninv, q);
+            out[o] = ref_mulmod(out[o], ninv, q);
     }
     free(pw);
     free(odd);
@@ -728,7 +680,7 @@ static void ref_check_roots(mpce_ntt *ctx, size_t r, size_t n, uint64_t q, uint6
     uint64_t g = 0, psi = 0;
     CU_ASSERT_EQUAL_FATAL(mpce_ntt_roots(ctx, r, &g, &psi), MPCE_OK);
     const uint64_t want_g = ref_generator(q);
-    const uint64_t want_psi = ref_pow(want_g, (q - 1) / (2 * n), q);
+    const uint64_t want_psi = ref_powmod(want_g, (q - 1) / (2 * n), q);
     if (g != want_g || psi != want_psi) {
         fprintf(stderr, "  q = %#llx, N = %zu: roots (%llu, %llu), reference (%llu, %llu)\n",
                 (unsigned long long)q, n, (unsigned long long)g, (unsigned long long)psi,
@@ -736,8 +688,8 @@ static void ref_check_roots(mpce_ntt *ctx, size_t r, size_t n, uint64_t q, uint6
         CU_FAIL("g or psi differs from the reference root search");
     }
     /* A primitive 2N-th root: psi^N = -1 (so its order is exactly 2N). */
-    CU_ASSERT(ref_pow(psi, n, q) == q - 1);
-    CU_ASSERT(ref_pow(psi, 2 * n, q) == 1);
+    CU_ASSERT(ref_powmod(psi, n, q) == q - 1);
+    CU_ASSERT(ref_powmod(psi, 2 * n, q) == 1);
     *psi_out = want_psi;
 }
 
