@@ -751,6 +751,37 @@ static void test_cli_list(void)
     tu_remove_dir(dir);
 }
 
+/* The command run from its build tree, with no [tune] helper named and none
+ * installed at the prefix, vets with the tree's helper: a module that
+ * crashes in its probe is listed as failed, and the command lives (it used
+ * to die of the SIGSEGV: cold review #5). */
+static void test_cli_build_tree_helper(void)
+{
+    char *dir = tu_temp_dir();
+    place(dir, "bad.so", "probe_segv");
+    place(dir, "okay.so", "none_none");
+    char text[4096], cmd[8192];
+    snprintf(text, sizeof(text), "[engine]\nuser_config = no\nplugin_path = %s\n[tune]\n"
+             "mode = off\ndir = %s\n", dir, state_dir);
+    char *conf = tu_write_temp(text);
+    snprintf(cmd, sizeof(cmd), "%s list --config %s 2>&1", MPCENGINE_BIN, conf);
+    FILE *p = popen(cmd, "r");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    static char out[1 << 16];
+    size_t got = fread(out, 1, sizeof(out) - 1, p);
+    out[got] = '\0';
+    const int status = pclose(p);
+    CU_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    CU_ASSERT(strstr(out, "prg-okay") != NULL);
+    CU_ASSERT(strstr(out, "failed its vet in the probe helper: killed by SIGSEGV") != NULL);
+    CU_ASSERT(strstr(out, "isolation is off") == NULL);
+    if (!strstr(out, "killed by SIGSEGV"))
+        fprintf(stderr, "%s", out);
+    unlink(conf);
+    free(conf);
+    tu_remove_dir(dir);
+}
+
 /* [tune] vet_timeout is checked like the other timeouts. */
 static void test_vet_timeout_values(void)
 {
@@ -804,6 +835,7 @@ int main(void)
         {"the real modules pass their vet", test_real_modules},
         {"a killed host leaves no helper behind", test_no_orphan},
         {"mpcengine list shows the failure", test_cli_list},
+        {"mpcengine from its build tree vets with the tree's helper", test_cli_build_tree_helper},
         {"[tune] vet_timeout values are checked", test_vet_timeout_values},
         {NULL, NULL},
     };

@@ -4,9 +4,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "engine/internal.h"
+#include "engine/selector/selector.h"
 #include "tools/cli.h"
 #include "tools/cli_engine.h"
 
@@ -97,6 +99,32 @@ int cli_plugin_path(const struct cli_cmd *cmd, const char **path)
     }
     *path = abs;
     return 0;
+}
+
+void cli_use_build_tree_helper(void)
+{
+#if defined(MPCE_BUILD_TREE_TOOLS) && defined(__linux__)
+    static char helper[4096 + 32];
+    char self[4096], *tree = NULL;
+    struct stat sb;
+    if (mpce_selector_secure())
+        return;
+    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    if (n <= 0)
+        return;
+    self[n] = '\0';
+    char *slash = strrchr(self, '/');
+    if (slash == NULL)
+        return;
+    *slash = '\0';
+    tree = realpath(MPCE_BUILD_TREE_TOOLS, NULL);
+    if (tree != NULL && strcmp(tree, self) == 0 &&
+        (size_t)snprintf(helper, sizeof(helper), "%s/probe/mpcengine-probe", self) <
+            sizeof(helper) &&
+        stat(helper, &sb) == 0)
+        mpce_selector_default_helper_override = helper;
+    free(tree);
+#endif
 }
 
 int cli_engine_start(const struct cli_cmd *cmd)

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "engine/internal.h"
+#include "engine/selector/selector.h"
 #include "tools/cli.h"
 #include "tools/cli_args.h"
 #include "tools/cli_engine.h"
@@ -58,8 +59,7 @@ int cmd_tune(int argc, char **argv)
     if ((rc = cli_engine_untuned(&cmd, &e)) != 0)
         return rc;
     char helper[4096];
-    snprintf(helper, sizeof(helper), "%s", e->cfg.tune.helper ? e->cfg.tune.helper
-                                                              : MPCE_PROBE_HELPER);
+    snprintf(helper, sizeof(helper), "%s", mpce_selector_helper(e));
     mpce_engine_unref(e);
     const char *plugin_path = NULL;
     if ((rc = cli_plugin_path(&cmd, &plugin_path)) != 0)

@@ -166,6 +166,7 @@ static int dispatch(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    cli_use_build_tree_helper();
     int rc = dispatch(argc, argv);
 
     cli_engine_stop();
