@@ -287,13 +287,21 @@ static int hash_fd(int fd, const char *path, char hex[65], char *why, size_t len
 {
     EVP_MD_CTX *md = EVP_MD_CTX_new();
     int rc = 0;
+    errno = 0;
     if (!md) {
         fail(why, len, "cannot hash file %s: out of memory", path);
         rc = FILE_NOMEM;
+    } else if (EVP_DigestInit_ex(md, EVP_sha256(), NULL) != 1) {
+        /* OpenSSL's allocations fail through malloc, which leaves ENOMEM;
+         * otherwise its provider has no SHA-256 (a FIPS or broken setup). */
+        if (errno == ENOMEM) {
+            fail(why, len, "cannot hash file %s: out of memory", path);
+            rc = FILE_NOMEM;
+        } else {
+            rc = fail(why, len, "cannot hash file %s: OpenSSL SHA-256 is unavailable: check "
+                      "the libcrypto installation (its providers and openssl.cnf)", path);
+        }
     }
-    else if (EVP_DigestInit_ex(md, EVP_sha256(), NULL) != 1)
-        rc = fail(why, len, "cannot hash file %s: OpenSSL SHA-256 is unavailable (out of "
-                  "memory, or check the libcrypto installation)", path);
     unsigned char buf[65536];
     off_t off = 0;
     while (rc == 0) {
@@ -468,8 +476,13 @@ static void *load_fd(int *fdp, const char *path, int *no_memory, char *why, size
     for (int t = 0;; t++) {
         snprintf(name, sizeof(name), "/proc/self/fd/%d", cur);
         dlerror();
+        errno = 0;
         h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
         if (!h) {
+            /* A failed malloc in the loader leaves ENOMEM, whatever its
+             * message says ("cannot open shared object file" with no cause,
+             * "cannot create shared object descriptor"). */
+            const int load_errno = errno;
             const char *e = dlerror();
             /* The module is opened as /proc/self/fd/N: $ORIGIN in its
              * RUNPATH names /proc/self/fd, so its own libraries must be
@@ -480,7 +493,8 @@ static void *load_fd(int *fdp, const char *path, int *no_memory, char *why, size
             /* glibc says ENOMEM in the same words ("cannot open shared
              * object file: Cannot allocate memory"), where no library is
              * missing. */
-            *no_memory = e && (strstr(e, strerror(ENOMEM)) || strstr(e, "out of memory"));
+            *no_memory = load_errno == ENOMEM ||
+                         (e && (strstr(e, strerror(ENOMEM)) || strstr(e, "out of memory")));
             int missing_lib = e && !*no_memory &&
                               (strstr(e, "cannot open shared object file") ||
                                strstr(e, strerror(ENOENT)));
