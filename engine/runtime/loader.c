@@ -573,7 +573,13 @@ static mpce_status load_file(mpce_engine *e, const char *dir, const char *name)
     struct mpce_verdict v;
     enum mpce_vet_result vr = mpce_vet_module(e, &f, &v);
     mpce_status st;
-    if (vr == MPCE_VET_FAIL) {
+    if (vr == MPCE_VET_FAIL && v.no_memory) {
+        /* As skip_file: a shortage says nothing about the module. */
+        set_reason(m, 1, "%.440s", v.reason);
+        st = mpce_registry_keep_module(e, m);
+        if (st == MPCE_OK)
+            st = mpce_error(MPCE_ERR_NOMEM, "out of memory vetting %s: %s", f.path, v.reason);
+    } else if (vr == MPCE_VET_FAIL) {
         snprintf(m->sha256, sizeof(m->sha256), "%s", f.sha256);
         m->size = f.size;
         m->mtime = f.mtime;

@@ -159,7 +159,7 @@ static int finish(pid_t pid)
 /* Spawn the helper on f; its pid and the read end of its pipe, or -1 with
  * why. */
 static pid_t start(mpce_engine *e, const char *helper, const struct mpce_module_file *f,
-                   int *rfd, char *why, size_t len)
+                   int *rfd, int *no_memory, char *why, size_t len)
 {
     const mpce_options *opts = e->create_opts;
     char flags[32], parent[32], ms[32];
@@ -183,6 +183,7 @@ static pid_t start(mpce_engine *e, const char *helper, const struct mpce_module_
 
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) != 0) {
+        *no_memory = errno == ENOMEM;
         snprintf(why, len, "pipe: %s", strerror(errno));
         return -1;
     }
@@ -206,6 +207,7 @@ static pid_t start(mpce_engine *e, const char *helper, const struct mpce_module_
     close(mfd);
     if (rc != 0) {
         close(fds[0]);
+        *no_memory = rc == ENOMEM;
         snprintf(why, len, "cannot start %s: %s", helper, strerror(rc));
         return -1;
     }
@@ -214,12 +216,13 @@ static pid_t start(mpce_engine *e, const char *helper, const struct mpce_module_
 }
 
 /* Run the helper on f: 0 with *v (pass or fail), or -1 with why when it
- * could not vet at all. */
+ * could not vet at all (*no_memory set when that was for want of memory
+ * in this process). */
 static int run_helper(mpce_engine *e, const char *helper, const struct mpce_module_file *f,
-                      struct mpce_verdict *v, char *why, size_t len)
+                      struct mpce_verdict *v, int *no_memory, char *why, size_t len)
 {
     int rfd;
-    pid_t pid = start(e, helper, f, &rfd, why, len);
+    pid_t pid = start(e, helper, f, &rfd, no_memory, why, len);
     if (pid < 0)
         return -1;
     struct vet_run r = {.v = v};
@@ -266,14 +269,19 @@ static int run_helper(mpce_engine *e, const char *helper, const struct mpce_modu
     }
     close(rfd);
     int status = finish(pid);
+    /* Its report could not be kept: whatever the module did, nothing is
+     * known of it, and the shortage is this process's. */
+    if (r.oom) {
+        *no_memory = 1;
+        snprintf(why, len, "out of memory reading its report");
+        return -1;
+    }
     /* The helper announces loading before it dlopens anything: one that
      * said nothing failed on its own (not a helper, an old one without
      * `vet`, or one that cannot start), whatever the module is. */
     if (!r.step[0]) {
         if (r.error[0])
             snprintf(why, len, "%s", r.error);
-        else if (r.oom)
-            snprintf(why, len, "out of memory reading its report");
         else if (timed_out)
             snprintf(why, len, "it said nothing within [tune] vet_timeout = %.1f s",
                      limit / 1000.0);
@@ -300,11 +308,10 @@ static int run_helper(mpce_engine *e, const char *helper, const struct mpce_modu
                  limit / 1000.0, r.step);
         return 0;
     }
-    if (r.error[0] || r.oom) {
+    if (r.error[0]) {
         v->cache = 0;
         snprintf(v->reason, sizeof(v->reason), "could not be completed %.150s: %.160s (not cached, "
-                 "vetted again next time)", r.step,
-                 r.error[0] ? r.error : "out of memory reading the helper's report");
+                 "vetted again next time)", r.step, r.error);
         return 0;
     }
     if (status != -1 && WIFSIGNALED(status)) {
@@ -411,13 +418,18 @@ static enum mpce_vet_result judged(mpce_engine *e, const struct mpce_module_file
  * and nothing is cached. */
 static enum mpce_vet_result unvetted(mpce_engine *e, const struct mpce_module_file *f,
                                      struct mpce_verdict *v, const char *helper,
-                                     const char *why)
+                                     const char *why, int no_memory)
 {
     mpce_verdict_free(v);
     memset(v, 0, sizeof(*v));
     v->unvetted = 1;
-    snprintf(v->reason, sizeof(v->reason), "could not be vetted: %.150s vet: %.140s; fix "
-             "[tune] helper or set [tune] vet = no", helper, why);
+    v->no_memory = no_memory;
+    if (no_memory)
+        snprintf(v->reason, sizeof(v->reason), "could not be vetted: %.150s vet: %.140s (this "
+                 "process ran out of memory; nothing is known of the module)", helper, why);
+    else
+        snprintf(v->reason, sizeof(v->reason), "could not be vetted: %.150s vet: %.140s; fix "
+                 "[tune] helper or set [tune] vet = no", helper, why);
     /* Logged as a warning once, as the loader skips it. */
     mpce_log(&e->log, MPCE_LOG_DEBUG, NULL, "%s: %s", f->path, v->reason);
     return MPCE_VET_FAIL;
@@ -477,8 +489,9 @@ enum mpce_vet_result mpce_vet_module(mpce_engine *e, const struct mpce_module_fi
         return off_at(e, f, e->cfg.tune.helper ? &said_named : &said_helper,
                       e->cfg.tune.helper ? MPCE_LOG_WARNING : MPCE_LOG_INFO, words);
     }
-    if (run_helper(e, helper, f, v, why, sizeof(why)) != 0)
-        return unvetted(e, f, v, helper, why);
+    int no_memory = 0;
+    if (run_helper(e, helper, f, v, &no_memory, why, sizeof(why)) != 0)
+        return unvetted(e, f, v, helper, why, no_memory);
     /* A failure is logged once, as the loader skips the module. */
     mpce_log(&e->log, MPCE_LOG_DEBUG, NULL, "%s: vetted out of process: %s", f->path,
              v->pass ? "passed" : v->reason);

@@ -36,6 +36,9 @@ struct mpce_verdict {
     int cache;                /* a property of the file: may be cached (not a
                                * timeout, SIGKILL, out of memory, a refusal) */
     int unvetted;             /* failed closed: no verdict could be had */
+    int no_memory;            /* ... because this process ran out of memory:
+                               * nothing about the module, so the loader
+                               * fails the engine (MPCE_ERR_NOMEM) */
     char plugin[MPCE_NAME_MAX + 1]; /* the plugin's name, once its entry ran */
     int late;                 /* failed after the entry point (probe or later) */
 };
@@ -55,7 +58,8 @@ enum mpce_vet_result {
  * is off here ([tune] vet = no, a setuid process, no helper installed),
  * logged once per engine; *v is then empty. A helper that is there but
  * gives no verdict fails the module closed (FAIL with v->unvetted), never
- * OFF: the module is not loaded into this process unvetted.
+ * OFF: the module is not loaded into this process unvetted; where that was
+ * for want of memory here, v->no_memory is set too.
  */
 enum mpce_vet_result mpce_vet_module(mpce_engine *e, const struct mpce_module_file *f,
                                      struct mpce_verdict *v);
@@ -66,6 +70,11 @@ enum mpce_vet_result mpce_vet_module(mpce_engine *e, const struct mpce_module_fi
 void mpce_vet_apply(mpce_engine *e, const struct mpce_module *m, const struct mpce_verdict *v);
 
 void mpce_verdict_free(struct mpce_verdict *v);
+
+/* Forget the verdicts kept in this process's memory (where no state
+ * directory could be written): they are a cache for the process's life,
+ * freed here for leak checkers (the fault tests) that count every block. */
+void mpce_verdict_memory_clear(void);
 
 /* Set by mpcengine-probe: this process is the isolation. Its engines read
  * cached verdicts and skip failed modules, but never spawn a vet, and

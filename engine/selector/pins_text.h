@@ -136,6 +136,15 @@ void mpce_pins_why(char *why, size_t why_len, const char *fmt, ...)
  * file the directory is made for. */
 int mpce_pins_make_dir(const char *dir, const char *path, char *why, size_t why_len);
 
+/* The selector's state files (pins, vet verdicts) are replaced whole: buf
+ * (len bytes) into a temporary file beside path, on disk, renamed over it,
+ * the directory made if missing and temporaries over an hour old (a killed
+ * writer's) removed, so that a reader sees the old file or the new one.
+ * 0, or -1 with errno and why: "PATH: what failed: strerror" followed, for
+ * the steps that leave the old file, by hint(errno) unless hint is NULL. */
+int mpce_state_file_replace(const char *path, const char *buf, size_t len,
+                            const char *(*hint)(int err), char *why, size_t why_len);
+
 /*
  * ---- The reader's two halves only: pins_scan.c and pins_read.c ----
  *

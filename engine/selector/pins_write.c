@@ -426,13 +426,13 @@ static int write_all(int fd, const char *buf, size_t len)
  * then renamed over path; the temporary is removed on failure. 0, or -1
  * with errno and why set. */
 static int replace_file(const char *path, char *tmp, const char *dir, const char *buf,
-                        size_t len, char *why, size_t why_len)
+                        size_t len, const char *(*hint)(int err), char *why, size_t why_len)
 {
     int fd = mkostemp(tmp, O_CLOEXEC);
     if (fd < 0) {
         int err = errno;
         mpce_pins_why(why, why_len, "%s: cannot create a temporary file in %s: %s%s", path,
-                      dir, strerror(err), mpce_pins_write_hint(err));
+                      dir, strerror(err), hint ? hint(err) : "");
         errno = err;
         return -1;
     }
@@ -452,10 +452,10 @@ static int replace_file(const char *path, char *tmp, const char *dir, const char
     }
     if (what)
         mpce_pins_why(why, why_len, "%s: %s of %s failed: %s%s", path, what, tmp,
-                      strerror(errno), mpce_pins_write_hint(errno));
+                      strerror(errno), hint ? hint(errno) : "");
     else if (rename(tmp, path) != 0)
         mpce_pins_why(why, why_len, "%s: cannot rename %s into place: %s%s", path, tmp,
-                      strerror(errno), mpce_pins_write_hint(errno));
+                      strerror(errno), hint ? hint(errno) : "");
     else
         return 0;
     int err = errno;
@@ -510,23 +510,34 @@ static void remove_stale_temps(const char *dir, const char *path)
     closedir(d);
 }
 
-int mpce_pins_write(const char *path, const struct mpce_pins *p, char *why, size_t why_len)
+int mpce_state_file_replace(const char *path, const char *buf, size_t len,
+                            const char *(*hint)(int err), char *why, size_t why_len)
 {
-    struct wr w = {.path = path, .why = why, .why_len = why_len};
     char *dir = NULL, *tmp = NULL;
     int rc = -1;
-    if (wr_text(&w, p) == 0 && temp_names(path, &dir, &tmp, why, why_len) == 0 &&
+    if (temp_names(path, &dir, &tmp, why, why_len) == 0 &&
         mpce_pins_make_dir(dir, path, why, why_len) == 0 &&
         (remove_stale_temps(dir, path), 1) &&
-        replace_file(path, tmp, dir, w.buf, w.len, why, why_len) == 0 &&
+        replace_file(path, tmp, dir, buf, len, hint, why, why_len) == 0 &&
         sync_dir(path, dir, why, why_len) == 0)
         rc = 0;
     int err = errno;
     free(dir);
     free(tmp);
-    free(w.buf);
     errno = err;
     if (rc == 0 && why && why_len)
         why[0] = '\0';
+    return rc;
+}
+
+int mpce_pins_write(const char *path, const struct mpce_pins *p, char *why, size_t why_len)
+{
+    struct wr w = {.path = path, .why = why, .why_len = why_len};
+    int rc = -1;
+    if (wr_text(&w, p) == 0)
+        rc = mpce_state_file_replace(path, w.buf, w.len, mpce_pins_write_hint, why, why_len);
+    int err = errno;
+    free(w.buf);
+    errno = err;
     return rc;
 }

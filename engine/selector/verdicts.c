@@ -296,39 +296,31 @@ int mpce_verdict_read(const mpce_engine *e, const struct mpce_module_file *f,
     return read_memory(want, v);
 }
 
-static int write_one(const char *dir, const char *want, const struct mpce_module_file *f,
-                     const struct mpce_verdict *v, char *where, size_t len)
+static int write_one(const char *dir, const char *want, const struct mpce_verdict *v,
+                     const struct mpce_module_file *f, char *where, size_t len)
 {
-    char path[4200], sub[4200], tmp[4300];
-    snprintf(sub, sizeof(sub), "%s/verdicts", dir);
-    if (mpce_pins_make_dir(sub, sub, where, len) != 0)
-        return -1;
+    char path[4200];
     file_name(dir, f->path, path, sizeof(path));
-    snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        snprintf(where, len, "%.900s: cannot create a temporary file: %s", sub, strerror(errno));
-        return -1;
-    }
-    /* Readable by all, like the pins: it says nothing secret. */
-    fchmod(fd, 0644);
-    FILE *out = fdopen(fd, "w");
+    char *text = NULL;
+    size_t n = 0;
+    FILE *out = open_memstream(&text, &n);
     if (!out) {
-        close(fd);
-        unlink(tmp);
-        snprintf(where, len, "%.900s: %s", tmp, strerror(errno));
+        snprintf(where, len, "%.900s: out of memory", path);
         return -1;
     }
     put_verdict(out, want, v);
-    int bad = ferror(out);
-    bad |= fclose(out) != 0;
-    if (bad || rename(tmp, path) != 0) {
-        snprintf(where, len, "%.900s: cannot write it: %s", path, strerror(errno));
-        unlink(tmp);
+    if (ferror(out) | (fclose(out) != 0)) {
+        free(text);
+        snprintf(where, len, "%.900s: out of memory", path);
         return -1;
     }
-    snprintf(where, len, "%s", path);
-    return 0;
+    /* Readable by all, like the pins: it says nothing secret. No hint: the
+     * caller says that it is kept in memory instead. */
+    int rc = mpce_state_file_replace(path, text, n, NULL, where, len);
+    free(text);
+    if (rc == 0)
+        snprintf(where, len, "%s", path);
+    return rc;
 }
 
 int mpce_verdict_write(const mpce_engine *e, const struct mpce_module_file *f,
@@ -342,12 +334,25 @@ int mpce_verdict_write(const mpce_engine *e, const struct mpce_module_file *f,
     size_t nd = mpce_selector_dirs(&e->cfg, dirs);
     char why[2][4400] = {"", ""};
     for (size_t i = 0; i < nd; i++)
-        if (write_one(dirs[i], want, f, v, why[i], sizeof(why[i])) == 0) {
+        if (write_one(dirs[i], want, v, f, why[i], sizeof(why[i])) == 0) {
             snprintf(where, len, "%s", why[i]);
             return 0;
         }
     snprintf(where, len, "%.2000s%s%.2000s", why[0], nd > 1 ? "; " : "", nd > 1 ? why[1] : "");
     return write_memory(want, v) == 0 ? 1 : -1;
+}
+
+void mpce_verdict_memory_clear(void)
+{
+    pthread_mutex_lock(&memory_lock);
+    while (memory) {
+        struct remembered *r = memory;
+        memory = r->next;
+        free(r->text);
+        free(r);
+    }
+    n_memory = 0;
+    pthread_mutex_unlock(&memory_lock);
 }
 
 void mpce_verdict_free(struct mpce_verdict *v)
