@@ -44,6 +44,7 @@
 #include <mpcengine.h>
 
 #include "engine/runtime/conf.h"
+#include "engine/runtime/vet.h"
 #include "engine/selector/pins.h"
 #include "engine/selector/selector.h"
 
@@ -58,6 +59,8 @@ static size_t (*shim_live)(int);
 static const char *workdir;
 static char pins_dir[4096], pins_path[4200], conf_path[4200], census_path[4200];
 static char dropin_dir[4200];
+/* The vet scenarios' configuration and state directory (verdicts/ in it). */
+static char vet_conf_path[4200], vet_dir[4200], vet_verdicts[4300];
 
 /* What a child reports to the parent. */
 struct report {
@@ -113,15 +116,14 @@ struct scenario {
     void (*restore)(void);         /* in the parent, before each try */
 };
 
-/* init: an engine from a configuration file with the aesni module and a
- * pins file, every implementation self-tested, then freed. */
-static void init_body(void *state, struct report *r)
+/* An engine made with o, every implementation listed (and so self-tested),
+ * then freed: the rows' names and verdicts are the results. */
+static void engine_rows(const mpce_options *o, struct report *r)
 {
-    (void)state;
     mpce_engine *e = NULL;
     const mpce_impl_info *rows;
     size_t n;
-    CHECK(mpce_engine_new(&engine_opts, &e));
+    CHECK(mpce_engine_new(o, &e));
     CHECK(mpce_list(e, 1, &rows, &n));
     size_t at = 0;
     for (size_t i = 0; i < n; i++) {
@@ -134,6 +136,14 @@ static void init_body(void *state, struct report *r)
     }
 out:
     mpce_engine_free(e);
+}
+
+/* init: an engine from a configuration file with the aesni module and a
+ * pins file, every implementation self-tested, then freed. */
+static void init_body(void *state, struct report *r)
+{
+    (void)state;
+    engine_rows(&engine_opts, r);
 }
 
 /* ops: contexts and one operation per primitive on an engine made before. */
@@ -463,6 +473,128 @@ out:
     mpce_config_free(&cfg);
 }
 
+/* vet and vetcached: an engine whose modules are vetted out of process
+ * by the build's probe helper (vet.c, verdicts.c), with no verdict cached
+ * (the helper runs, the verdict is written) or with the clean run's verdict
+ * in place (it is read, nothing is spawned). The helper inherits the shim
+ * but is never armed: the faults are the host's. A shortage there must be
+ * an error, not a module failed or unvetted for a reason that is not its
+ * own; the verdict file is absent or whole, with no temporary file beside
+ * it. */
+static const mpce_options vet_opts = {
+    .struct_size = sizeof(mpce_options),
+    .config_path = vet_conf_path,
+    .plugin_path = TEST_PLUGIN_PATH,
+    .flags = MPCE_OPT_NO_USER_CONFIG | MPCE_OPT_NO_ENV,
+};
+
+static void vet_body(void *state, struct report *r)
+{
+    (void)state;
+    engine_rows(&vet_opts, r);
+}
+
+/* The one verdict file a clean run writes, by name, and its text. */
+static char vet_file[4400];
+
+static void vet_find_file(void)
+{
+    DIR *d = opendir(vet_verdicts);
+    struct dirent *de;
+    vet_file[0] = '\0';
+    while (d && (de = readdir(d)) != NULL)
+        if (strlen(de->d_name) > 4 && strcmp(de->d_name + strlen(de->d_name) - 4, ".txt") == 0)
+            snprintf(vet_file, sizeof(vet_file), "%s/%s", vet_verdicts, de->d_name);
+    if (d)
+        closedir(d);
+}
+
+static void vet_clear(void)
+{
+    DIR *d = opendir(vet_verdicts);
+    struct dirent *de;
+    while (d && (de = readdir(d)) != NULL) {
+        char path[4700];
+        if (de->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof(path), "%s/%s", vet_verdicts, de->d_name);
+        unlink(path);
+    }
+    if (d)
+        closedir(d);
+}
+
+/* A clean vet's verdict file, once: its path and text are kept beside the
+ * tree (vet-clean.*), outside the state directory, so that a later run
+ * (the once mode, with file faults under vet/) finds them without vetting. */
+static void vet_setup(void)
+{
+    if (!TEST_PLUGIN_PATH[0]) {
+        printf("skipped: no module is built here to vet (TEST_PLUGIN_PATH is empty)\n");
+        exit(77);
+    }
+    char name_path[4400], text_path[4400];
+    snprintf(name_path, sizeof(name_path), "%s/vet-clean.name", workdir);
+    snprintf(text_path, sizeof(text_path), "%s/vet-clean.txt", workdir);
+    size_t n = 0;
+    char *name = slurp_file(name_path, &n);
+    if (name && n > 0 && n < sizeof(vet_file)) {
+        memcpy(vet_file, name, n);
+        vet_file[n] = '\0';
+        free(name);
+        new_text = slurp_file(text_path, &new_len);
+        if (new_text)
+            return;
+    }
+    free(name);
+    char text[9000];
+    int len = snprintf(text, sizeof(text), "[engine]\nthreads = 1\n[tune]\nmode = off\n"
+                       "dir = %s\nvet = yes\nhelper = %s\n", vet_dir, PROBE_BIN);
+    put_file(vet_conf_path, text, (size_t)len);
+    mkdir(vet_dir, 0755);
+    vet_clear();
+    mpce_engine *e = NULL;
+    if (mpce_engine_new(&vet_opts, &e) != MPCE_OK) {
+        fprintf(stderr, "fault_driver: vet: %s\n", mpce_last_error());
+        exit(2);
+    }
+    mpce_engine_free(e);
+    vet_find_file();
+    if (!vet_file[0]) {
+        fprintf(stderr, "fault_driver: vet: a clean engine cached no verdict in %s\n",
+                vet_verdicts);
+        exit(2);
+    }
+    new_text = slurp_file(vet_file, &new_len);
+    put_file(name_path, vet_file, strlen(vet_file));
+    put_file(text_path, new_text, new_len);
+}
+
+static void vet_restore(void)
+{
+    vet_clear();
+}
+
+static void vetcached_setup(void)
+{
+    vet_setup();
+    old_text = new_text;
+    old_len = new_len;
+}
+
+static void vetcached_restore(void)
+{
+    vet_clear();
+    put_file(vet_file, new_text, new_len);
+}
+
+static int vet_files_ok(char *why, size_t len)
+{
+    const char *base = strrchr(vet_file, '/') + 1;
+    const char *const allowed[] = {base, ""};
+    return whole(vet_file, why, len) && !stray_files(vet_verdicts, allowed, why, len);
+}
+
 static const struct scenario scenarios[] = {
     {"init", pins_setup, NULL, init_body, pins_files_ok, pins_restore},
     {"ops", pins_setup, ops_prepare, ops_body, pins_files_ok, pins_restore},
@@ -470,6 +602,8 @@ static const struct scenario scenarios[] = {
     {"pinswrite", pins_setup, NULL, pinswrite_body, pins_files_ok, pins_restore},
     {"census", census_setup, census_prepare, census_body, census_files_ok, census_restore},
     {"config", pins_setup, NULL, config_body, pins_files_ok, pins_restore},
+    {"vet", vet_setup, NULL, vet_body, vet_files_ok, vet_restore},
+    {"vetcached", vetcached_setup, NULL, vet_body, vet_files_ok, vetcached_restore},
 };
 
 /* In a single try (FAULT_ONLY), where a crash happened. */
@@ -483,6 +617,17 @@ static void on_crash(int sig)
 }
 
 /* ---- the loop ------------------------------------------------------------- */
+
+/* What the process keeps on purpose for its life, given back before the
+ * blocks still allocated are counted. OpenSSL keeps a failure's details
+ * (file and function names it copies) in the thread's error queue until
+ * they are read or cleared; the engine keeps vet verdicts in memory where
+ * no state directory could be written. Neither is a leak. */
+static void clear_process_caches(void)
+{
+    ERR_clear_error();
+    mpce_verdict_memory_clear();
+}
 
 static int run_child(const struct scenario *sc, long n, struct report *rep, char *how,
                      size_t how_len)
@@ -500,10 +645,7 @@ static int run_child(const struct scenario *sc, long n, struct report *rep, char
         void *state = sc->prepare ? sc->prepare() : NULL;
         shim_arm(n);
         sc->body(state, &r);
-        /* OpenSSL keeps a failure's details (file and function names it
-         * copies) in the thread's error queue until they are read or
-         * cleared: its state, not a leak of the engine's. */
-        ERR_clear_error();
+        clear_process_caches();
         r.count = shim_disarm();
         r.fired = shim_fired();
         r.live = shim_live(STDERR_FILENO);
@@ -533,6 +675,9 @@ static void setup_tree(void)
     snprintf(census_path, sizeof(census_path), "%s/census.txt", pins_dir);
     snprintf(conf_path, sizeof(conf_path), "%s/engine.conf", workdir);
     snprintf(dropin_dir, sizeof(dropin_dir), "%s/engine.conf.d", workdir);
+    snprintf(vet_conf_path, sizeof(vet_conf_path), "%s/vet.conf", workdir);
+    snprintf(vet_dir, sizeof(vet_dir), "%s/vet", workdir);
+    snprintf(vet_verdicts, sizeof(vet_verdicts), "%s/verdicts", vet_dir);
     /* A tree an earlier run made is used as it is (the once mode's faults
      * must meet the files, not their making). */
     if (access(conf_path, F_OK) == 0)
@@ -611,7 +756,7 @@ int main(int argc, char **argv)
         memset(&r, 0, sizeof(r));
         void *state = sc->prepare ? sc->prepare() : NULL;
         sc->body(state, &r);
-        ERR_clear_error();
+        clear_process_caches();
         printf("%s: status %d: %s\n", sc->name, r.status, r.msg);
         int ok = !sc->files_ok || sc->files_ok(why, sizeof(why));
         printf("%s: files %s%s\n", sc->name, ok ? "ok" : "bad: ", ok ? "" : why);
@@ -628,7 +773,7 @@ int main(int argc, char **argv)
         void *state = sc->prepare ? sc->prepare() : NULL;
         shim_arm(strtol(only, NULL, 10));
         sc->body(state, &r);
-        ERR_clear_error();
+        clear_process_caches();
         r.count = shim_disarm();
         printf("%s N=%s: status %d fired %d live %zu: %s\n", sc->name, only, r.status,
                shim_fired(), shim_live(STDOUT_FILENO), r.msg);
@@ -645,7 +790,8 @@ int main(int argc, char **argv)
         return 1;
     }
     /* What the clean run wrote is the new file a try may leave. */
-    new_text = slurp_file(sc->restore == census_restore ? census_path : pins_path, &new_len);
+    if (sc->restore == census_restore || sc->restore == pins_restore)
+        new_text = slurp_file(sc->restore == census_restore ? census_path : pins_path, &new_len);
     if (sc->files_ok && !sc->files_ok(why, sizeof(why))) {
         fprintf(stderr, "%s: the clean run: %s\n", sc->name, why);
         return 1;
@@ -653,7 +799,9 @@ int main(int argc, char **argv)
     long total = clean.count;
     /* The scenarios that start an engine make thousands of allocations
      * and each try is a process: the quick mode samples them more thinly. */
-    long quick = sc->body == init_body || sc->body == ops_body ? QUICK_TRIES / 4 : QUICK_TRIES;
+    long quick = sc->body == init_body || sc->body == ops_body || sc->body == vet_body
+                     ? QUICK_TRIES / 4
+                     : QUICK_TRIES;
     long step = full || total <= quick ? 1 : (total + quick - 1) / quick;
     long tries = 0, errors = 0, absorbed = 0, bad = 0, fired = 0;
     for (long n = 1; n <= total; n += step) {
