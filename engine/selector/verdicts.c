@@ -198,19 +198,33 @@ static int read_memory(const char *want, struct mpce_verdict *v)
     return 1;
 }
 
+/* The verdict's whole text, malloc'd, or NULL when memory ran out. glibc's
+ * memstream can lose its buffer in fclose's final realloc and still return
+ * 0, leaving text NULL: that is a shortage too, not an empty verdict. */
+static char *verdict_text(const char *want, const struct mpce_verdict *v, size_t *len)
+{
+    char *text = NULL;
+    *len = 0;
+    FILE *out = open_memstream(&text, len);
+    if (!out)
+        return NULL;
+    put_verdict(out, want, v);
+    int bad = ferror(out);
+    bad |= fclose(out) != 0;
+    if (bad || text == NULL || *len == 0) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}
+
 /* 0 when kept; a newer verdict for the same fingerprint replaces the old. */
 static int write_memory(const char *want, const struct mpce_verdict *v)
 {
-    char *text = NULL;
-    size_t len = 0;
-    FILE *out = open_memstream(&text, &len);
-    if (!out)
+    size_t len;
+    char *text = verdict_text(want, v, &len);
+    if (!text)
         return -1;
-    put_verdict(out, want, v);
-    if (ferror(out) | (fclose(out) != 0)) {
-        free(text);
-        return -1;
-    }
     size_t wl = strlen(want);
     int kept = -1;
     pthread_mutex_lock(&memory_lock);
@@ -301,16 +315,9 @@ static int write_one(const char *dir, const char *want, const struct mpce_verdic
 {
     char path[4200];
     file_name(dir, f->path, path, sizeof(path));
-    char *text = NULL;
-    size_t n = 0;
-    FILE *out = open_memstream(&text, &n);
-    if (!out) {
-        snprintf(where, len, "%.900s: out of memory", path);
-        return -1;
-    }
-    put_verdict(out, want, v);
-    if (ferror(out) | (fclose(out) != 0)) {
-        free(text);
+    size_t n;
+    char *text = verdict_text(want, v, &n);
+    if (!text) {
         snprintf(where, len, "%.900s: out of memory", path);
         return -1;
     }
