@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "engine/selector/pins_text.h"
 #include "engine/selector/selector.h"
 
 #define CENSUS_FILE "census.txt"
@@ -131,40 +132,24 @@ static char *census_text(const uint64_t *total, const uint64_t *add, size_t *len
     return buf;
 }
 
-static int write_all(int fd, const char *p, size_t len)
-{
-    while (len) {
-        ssize_t w = write(fd, p, len);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0) {
-            if (w == 0)
-                errno = EIO;
-            return -1;
-        }
-        p += w;
-        len -= (size_t)w;
-    }
-    return 0;
-}
-
-/* The merged counts, written whole: a temporary file, then rename. The old
+/* The merged counts, written whole (mpce_state_file_replace). The old
  * file stays as it was on any failure, reading it included (a merge over
- * counts read in part would drop the rest). 0, or -1 with errno and *what
- * naming the step that failed. */
-static int write_merged(const char *dir, const uint64_t *add, const char **what)
+ * counts read in part would drop the rest). 0, or -1 with why. */
+static int write_merged(const char *dir, const uint64_t *add, char *why, size_t why_len)
 {
+    char path[4200];
+    snprintf(path, sizeof(path), "%s/%s", dir, CENSUS_FILE);
     uint64_t *total = calloc(N_COUNTERS, sizeof(*total));
     struct mpce_census_entry *old = NULL;
     size_t n_old = 0;
-    *what = "cannot merge";
-    if (!total)
+    if (!total) {
+        snprintf(why, why_len, "%.4000s: cannot merge: out of memory", path);
         return -1;
+    }
     if (mpce_census_read(dir, &old, &n_old) != 0) {
-        int err = errno;
+        snprintf(why, why_len, "%.4000s: cannot read the counts so far: %s", path,
+                 strerror(errno));
         free(total);
-        *what = "cannot read the counts so far";
-        errno = err;
         return -1;
     }
     for (size_t i = 0; i < n_old; i++) {
@@ -178,37 +163,11 @@ static int write_merged(const char *dir, const uint64_t *add, const char **what)
     char *text = census_text(total, add, &len);
     free(total);
     if (!text) {
-        errno = ENOMEM;
+        snprintf(why, why_len, "%.4000s: cannot merge: out of memory", path);
         return -1;
     }
-    char tmp[4200], path[4200];
-    snprintf(path, sizeof(path), "%s/%s", dir, CENSUS_FILE);
-    snprintf(tmp, sizeof(tmp), "%s/.%s.XXXXXX", dir, CENSUS_FILE);
-    int fd = mkostemp(tmp, O_CLOEXEC);
-    if (fd < 0) {
-        int err = errno;
-        free(text);
-        *what = "cannot create a temporary file";
-        errno = err;
-        return -1;
-    }
-    int rc = -1;
-    *what = "cannot write a temporary file";
-    if (write_all(fd, text, len) == 0 && fchmod(fd, 0644) == 0 && fsync(fd) == 0) {
-        int closed = close(fd);
-        fd = -1;
-        if (closed == 0) {
-            *what = "cannot rename the temporary file into place";
-            rc = rename(tmp, path);
-        }
-    }
-    int err = errno;
-    if (fd >= 0)
-        close(fd);
-    if (rc != 0)
-        unlink(tmp);
+    int rc = mpce_state_file_replace(path, text, len, NULL, why, why_len);
     free(text);
-    errno = err;
     return rc;
 }
 
@@ -229,16 +188,14 @@ void mpce_census_flush(mpce_engine *e)
                                        sizeof(why));
         if (lock < 0)
             continue;
-        const char *what = "";
-        int rc = write_merged(dirs[i], snap, &what);
-        int err = errno;
+        char failed[4400];
+        int rc = write_merged(dirs[i], snap, failed, sizeof(failed));
         mpce_pins_unlock(lock);
         if (rc == 0) {
             free(snap);
             return;
         }
-        snprintf(why, sizeof(why), "%.4000s/%s: %s: %s; the file is left as it was", dirs[i],
-                 CENSUS_FILE, what, strerror(err));
+        snprintf(why, sizeof(why), "%.4400s; the file is left as it was", failed);
     }
     if (any)
         mpce_log(&e->log, MPCE_LOG_INFO, NULL, "census: no pins directory could take the "
