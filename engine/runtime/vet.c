@@ -435,6 +435,15 @@ static enum mpce_vet_result unvetted(mpce_engine *e, const struct mpce_module_fi
     return MPCE_VET_FAIL;
 }
 
+/* A failed verdict's reason says where it is cached, so that a user who
+ * fixed the module knows what to remove. */
+static void say_cached_in(struct mpce_verdict *v, const char *file)
+{
+    size_t n = strlen(v->reason);
+    snprintf(v->reason + n, sizeof(v->reason) - n, " (cached in %s: remove that file to vet it "
+             "again)", file);
+}
+
 enum mpce_vet_result mpce_vet_module(mpce_engine *e, const struct mpce_module_file *f,
                                      struct mpce_verdict *v)
 {
@@ -455,13 +464,13 @@ enum mpce_vet_result mpce_vet_module(mpce_engine *e, const struct mpce_module_fi
             return MPCE_VET_OFF;
         }
         if (!v->pass) {
-            size_t n = strlen(v->reason);
-            if (strcmp(v->source, MPCE_VERDICT_IN_MEMORY) == 0)
+            if (strcmp(v->source, MPCE_VERDICT_IN_MEMORY) == 0) {
+                size_t n = strlen(v->reason);
                 snprintf(v->reason + n, sizeof(v->reason) - n, " (remembered by this process, "
                          "which cannot write a state directory: vetted again by the next)");
-            else
-                snprintf(v->reason + n, sizeof(v->reason) - n, " (cached in %s: remove that "
-                         "file to vet it again)", v->source);
+            } else {
+                say_cached_in(v, v->source);
+            }
         }
         return judged(e, f, v);
     }
@@ -507,11 +516,8 @@ enum mpce_vet_result mpce_vet_module(mpce_engine *e, const struct mpce_module_fi
         if (kept == 0) {
             mpce_log(&e->log, MPCE_LOG_DEBUG, NULL, "%s: vet verdict cached in %s", f->path,
                      why);
-            if (!v->pass) {
-                size_t n = strlen(v->reason);
-                snprintf(v->reason + n, sizeof(v->reason) - n, " (cached in %s: remove that "
-                         "file to vet it again)", why);
-            }
+            if (!v->pass)
+                say_cached_in(v, why);
         } else if (!__atomic_exchange_n(&said_cache, 1, __ATOMIC_RELAXED)) {
             mpce_log(&e->log, MPCE_LOG_INFO, NULL, "module vet verdicts cannot be cached (%s): "
                      "%s; set [tune] dir to a directory this process can write", why,
