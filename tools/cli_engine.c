@@ -9,6 +9,7 @@
 
 #include "engine/internal.h"
 #include "engine/selector/selector.h"
+#include "tools/build_tree.h"
 #include "tools/cli.h"
 #include "tools/cli_engine.h"
 
@@ -101,29 +102,16 @@ int cli_plugin_path(const struct cli_cmd *cmd, const char **path)
     return 0;
 }
 
-void cli_use_build_tree_helper(void)
+void cli_use_build_tree(void)
 {
-#if defined(MPCE_BUILD_TREE_TOOLS) && defined(__linux__)
-    static char helper[4096 + 32];
-    char self[4096], *tree = NULL;
+#if defined(MPCE_BUILD_TREE_TOOLS)
+    static char helper[sizeof(MPCE_BUILD_TREE_TOOLS) + 32];
     struct stat sb;
-    if (mpce_selector_secure())
+    if (!mpce_tools_build_tree(MPCE_BUILD_TREE_TOOLS, MPCE_BUILD_TREE_TOOLS))
         return;
-    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-    if (n <= 0)
-        return;
-    self[n] = '\0';
-    char *slash = strrchr(self, '/');
-    if (slash == NULL)
-        return;
-    *slash = '\0';
-    tree = realpath(MPCE_BUILD_TREE_TOOLS, NULL);
-    if (tree != NULL && strcmp(tree, self) == 0 &&
-        (size_t)snprintf(helper, sizeof(helper), "%s/probe/mpcengine-probe", self) <
-            sizeof(helper) &&
-        stat(helper, &sb) == 0)
+    snprintf(helper, sizeof(helper), "%s/probe/mpcengine-probe", MPCE_BUILD_TREE_TOOLS);
+    if (stat(helper, &sb) == 0)
         mpce_selector_default_helper_override = helper;
-    free(tree);
 #endif
 }
 

@@ -9,14 +9,15 @@
 #include "mpcengine.h"
 #include "tools/cli_args.h"
 
-/* The command run from the tree that built it uses that tree's probe
- * helper, not the one installed at the prefix (absent, or another
- * version): without a helper the library vets no module, and a crashing
- * module in --plugin-path would take the command down. Never for an
- * installed command (its directory is not that tree), so an installed
- * command never runs a file from a build directory; nor for a setuid run.
- * [tune] helper still wins. Call before any engine. */
-void cli_use_build_tree_helper(void);
+/* The command run from the tree that built it (tools/build_tree.h) keeps
+ * its state in that tree and uses that tree's probe helper, not the one
+ * installed at the prefix (absent, or another version): without a helper
+ * the library vets no module, and a crashing module in --plugin-path would
+ * take the command down. Never for an installed command (its directory is
+ * not that tree), so an installed command never runs a file from a build
+ * directory; nor for a setuid run. [tune] helper and [tune] dir still win.
+ * Call before any engine. */
+void cli_use_build_tree(void);
 
 /* mpce_init_with() with --config and --plugin-path, and the log routed to
  * stderr (MPCENGINE_LOG sets the level). Returns 0, or CLI_EXIT_ENGINE with

@@ -166,7 +166,7 @@ static int dispatch(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-    cli_use_build_tree_helper();
+    cli_use_build_tree();
     int rc = dispatch(argc, argv);
 
     cli_engine_stop();

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "engine/runtime/vet.h"
+#include "tools/build_tree.h"
 #include "tools/probe/probe.h"
 
 static const char usage[] =
@@ -81,6 +82,9 @@ int main(int argc, char **argv)
         fputs(usage, argc < 2 || strcmp(argv[1], "--help") != 0 ? stderr : stdout);
         return argc >= 2 && strcmp(argv[1], "--help") == 0 ? 0 : 2;
     }
+#if defined(MPCE_BUILD_TREE_TOOLS)
+    mpce_tools_build_tree(MPCE_BUILD_TREE_TOOLS "/probe", MPCE_BUILD_TREE_TOOLS);
+#endif
     const int tune = strcmp(argv[1], "tune") == 0;
     struct probe_opts o = {.effort = tune ? "measure" : "quick", .module_fd = -1};
     for (int i = 2; i < argc; i++) {
