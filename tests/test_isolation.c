@@ -173,7 +173,13 @@ struct bad_case {
 
 static const struct bad_case cases[] = {
     {"ctor_segv", "killed by SIGSEGV", "while being loaded"},
+    {"ctor_abort", "aborted (SIGABRT)", "while being loaded"},
     {"ctor_exit", "called exit(3)", "while being loaded"},
+    {"ctor_hang", "timed out after 0.5 s", "while being loaded"},
+    {"ctor_leakfd", "left 2 file descriptors open", "after it was loaded"},
+    {"dtor_segv", "killed by SIGSEGV", "while being unloaded"},
+    {"dtor_abort", "aborted (SIGABRT)", "while being unloaded"},
+    {"dtor_exit", "called exit(3)", "while being unloaded"},
     {"entry_segv", "killed by SIGSEGV", "in its entry point"},
     {"entry_abort", "aborted (SIGABRT)", "in its entry point"},
     {"entry_exit", "called exit(3)", "in its entry point"},
@@ -188,6 +194,8 @@ static const struct bad_case cases[] = {
     {"init_abort", "aborted (SIGABRT)", "in its init"},
     {"init_exit", "called exit(3)", "in its init"},
     {"init_hang", "timed out after 0.5 s", "in its init"},
+    {"implprobe_segv", "killed by SIGSEGV", "in the probe of implementation prg-bad"},
+    {"implprobe_exit", "called exit(3)", "in the probe of implementation prg-bad"},
     {"selftest_segv", "killed by SIGSEGV", "in the self-test of implementation prg-bad"},
     {"selftest_abort", "aborted (SIGABRT)", "in the self-test of implementation prg-bad"},
     {"selftest_exit", "called exit(3)", "in the self-test of implementation prg-bad"},
@@ -582,11 +590,94 @@ static void test_disabled_plugin(void)
     CU_ASSERT(row && strcmp(row->selftest, "fail") == 0);
     mpce_engine_free(e);
 
-    place(dir, "bad.so", "entry_segv");
-    CU_ASSERT_EQUAL_FATAL(engine_with(dir, NULL, "30", "[plugin.bad]\nenabled = no\n", &log,
-                                      &e), MPCE_OK);
-    row = row_of(e, dir, "bad.so", "");
+    /* Its entry point, constructors and destructors run for a disabled
+     * plugin too (the loader opens it to learn its name): a fault there
+     * fails it, fresh and from the cache. A destructor's used to reach the
+     * host, which died of it at dlclose. */
+    static const char *const always[] = {"entry_segv", "dtor_segv", "dtor_exit"};
+    for (size_t k = 0; k < sizeof(always) / sizeof(always[0]); k++) {
+        place(dir, "bad.so", always[k]);
+        for (int round = 0; round < 2; round++) {
+            CU_ASSERT_EQUAL_FATAL(engine_with(dir, NULL, "30", "[plugin.bad]\nenabled = no\n",
+                                              &log, &e), MPCE_OK);
+            row = row_of(e, dir, "bad.so", "");
+            CU_ASSERT(row && strcmp(row->selftest, "fail") == 0);
+            if (row && strcmp(row->selftest, "fail") != 0)
+                fprintf(stderr, "%s, round %d: %s %s\n", always[k], round, row->selftest,
+                        row->reason);
+            mpce_engine_free(e);
+        }
+    }
+    check_no_children();
+    tu_remove_dir(dir);
+}
+
+/* An implementation its module's probe refused while being vetted, and
+ * offers here: never vetted, so never self-tested in this process (this one
+ * crashes when called). With a variable the fingerprint does not cover,
+ * the cached verdict is used, the implementation fails closed as not vetted
+ * and the verdict is forgotten, so the next engine vets the module again
+ * and finds the crash. With an MPCENGINE_* variable the verdict is stale at
+ * once. (A cached pass used to let it run its first self-test here.) */
+static void test_impl_refused_in_vet(void)
+{
+    static const char *const vars[] = {"MPCE_TEST_REFUSE", "MPCENGINE_TEST_REFUSE"};
+    for (size_t k = 0; k < 2; k++) {
+        char *dir = tu_temp_dir();
+        place(dir, "bad.so", "envrefuse_segv");
+        static struct logbuf log;
+        mpce_engine *e = NULL;
+        setenv(vars[k], "1", 1);
+        CU_ASSERT_EQUAL_FATAL(engine_in(dir, NULL, &log, &e), MPCE_OK);
+        struct mpce_slot *s = mpce_registry_find(e, "prg-bad");
+        CU_ASSERT(s == NULL || mpce_registry_usable(e, s, "") != MPCE_OK);
+        mpce_engine_free(e);
+        unsetenv(vars[k]);
+
+        CU_ASSERT_EQUAL_FATAL(engine_in(dir, NULL, &log, &e), MPCE_OK);
+        const mpce_impl_info *row = row_of(e, dir, "bad.so", "prg-bad");
+        const mpce_impl_info *mod = row_of(e, dir, "bad.so", "");
+        if (k == 0) {
+            CU_ASSERT(row && strcmp(row->selftest, "fail") == 0 &&
+                      strstr(row->reason, "not vetted: the module's vet in the probe helper "
+                                          "did not offer it") != NULL);
+        } else {
+            /* Stale at once: vetted again here, and the crash found. */
+            CU_ASSERT(mod && strstr(mod->reason, "killed by SIGSEGV") != NULL &&
+                      strstr(mod->reason, "in the self-test of implementation prg-bad") != NULL);
+        }
+        mpce_engine_free(e);
+
+        CU_ASSERT_EQUAL_FATAL(engine_in(dir, NULL, &log, &e), MPCE_OK);
+        mod = row_of(e, dir, "bad.so", "");
+        CU_ASSERT(mod && strcmp(mod->selftest, "fail") == 0 &&
+                  strstr(mod->reason, "killed by SIGSEGV") != NULL &&
+                  strstr(mod->reason, "in the self-test of implementation prg-bad") != NULL);
+        CU_ASSERT_PTR_NULL(mpce_registry_find(e, "prg-bad"));
+        mpce_engine_free(e);
+        check_no_children();
+        tu_remove_dir(dir);
+    }
+}
+
+/* A helper that is there but may not be run (not executable here) fails
+ * every module closed; only a missing one turns isolation off. (It used to
+ * turn isolation off, and a crashing module then took the host down.) */
+static void test_helper_not_runnable(void)
+{
+    char *dir = tu_temp_dir();
+    place(dir, "bad.so", "probe_segv");
+    char helper[4200];
+    snprintf(helper, sizeof(helper), "%s/not-executable-probe", dir);
+    tu_write_text(helper, "#!/bin/sh\nexit 0\n", 0644);
+    static struct logbuf log;
+    mpce_engine *e = NULL;
+    CU_ASSERT_EQUAL_FATAL(engine_with(dir, helper, "30", NULL, &log, &e), MPCE_OK);
+    const mpce_impl_info *row = row_of(e, dir, "bad.so", "");
     CU_ASSERT(row && strcmp(row->selftest, "fail") == 0);
+    CU_ASSERT(row && strstr(row->reason, "could not be vetted") != NULL &&
+              strstr(row->reason, "is not an executable file") != NULL);
+    CU_ASSERT_PTR_NULL(mpce_registry_find(e, "prg-bad"));
     mpce_engine_free(e);
     check_no_children();
     tu_remove_dir(dir);
@@ -782,6 +873,53 @@ static void test_cli_build_tree_helper(void)
     tu_remove_dir(dir);
 }
 
+/* The command run from its build tree keeps its verdicts in the tree
+ * (tools/state), never at the prefix, whose state is the installed
+ * engine's (and `make distcheck` as root found files left there). */
+static void test_cli_build_tree_state(void)
+{
+    char *dir = tu_temp_dir();
+    place(dir, "bad.so", "probe_segv");
+    char text[4096], cmd[8192], tree_state[4200];
+    snprintf(tree_state, sizeof(tree_state), "%s", MPCENGINE_BIN);
+    *strrchr(tree_state, '/') = '\0';
+    strcat(tree_state, "/state/verdicts");
+    struct stat before;
+    const int prefix_had = stat(MPCE_PINSDIR "/verdicts", &before) == 0;
+    snprintf(text, sizeof(text), "[engine]\nuser_config = no\nplugin_path = %s\n[tune]\n"
+             "mode = off\n", dir);
+    char *conf = tu_write_temp(text);
+    snprintf(cmd, sizeof(cmd), "%s list --config %s >/dev/null 2>&1", MPCENGINE_BIN, conf);
+    const int status = system(cmd);
+    CU_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    /* The verdict on bad.so is in the tree's state directory. */
+    int found = 0;
+    DIR *d = opendir(tree_state);
+    CU_ASSERT_PTR_NOT_NULL(d);
+    for (struct dirent *de; d && (de = readdir(d)) != NULL;) {
+        char path[4500];
+        snprintf(path, sizeof(path), "%s/%s", tree_state, de->d_name);
+        char body[8192] = "";
+        FILE *f = de->d_name[0] == '.' ? NULL : fopen(path, "r");
+        if (f) {
+            body[fread(body, 1, sizeof(body) - 1, f)] = '\0';
+            fclose(f);
+        }
+        if (strstr(body, dir) != NULL) {
+            found = 1;
+            unlink(path);
+        }
+    }
+    if (d)
+        closedir(d);
+    CU_ASSERT(found);
+    struct stat after;
+    CU_ASSERT(prefix_had || stat(MPCE_PINSDIR "/verdicts", &after) != 0);
+    unlink(conf);
+    free(conf);
+    tu_remove_dir(dir);
+}
+
 /* [tune] vet_timeout is checked like the other timeouts. */
 static void test_vet_timeout_values(void)
 {
@@ -834,8 +972,11 @@ int main(void)
         {"[tune] vet = no: in process, nothing cached", test_vet_off},
         {"the real modules pass their vet", test_real_modules},
         {"a killed host leaves no helper behind", test_no_orphan},
+        {"an implementation never vetted is not run here", test_impl_refused_in_vet},
+        {"a helper that cannot be run fails closed", test_helper_not_runnable},
         {"mpcengine list shows the failure", test_cli_list},
         {"mpcengine from its build tree vets with the tree's helper", test_cli_build_tree_helper},
+        {"mpcengine from its build tree keeps its state there", test_cli_build_tree_state},
         {"[tune] vet_timeout values are checked", test_vet_timeout_values},
         {NULL, NULL},
     };

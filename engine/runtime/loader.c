@@ -472,8 +472,10 @@ void mpce_loader_free_module(struct mpce_module *m)
         step("fini", NULL);
         m->desc->fini(m->state);
     }
-    if (m->handle)
+    if (m->handle) {
+        step("unload", NULL); /* its destructors and atexit handlers run here */
         dlclose(m->handle);
+    }
     if (m->fd >= 0)
         close(m->fd);
     free(m->host);
@@ -539,6 +541,7 @@ static mpce_status load_checked(mpce_engine *e, struct mpce_module *m,
         set_reason(m, 1, "no entry symbol %s: not an mpcengine ABI %u plugin (or built for "
                    "another ABI major)", MPCE_PLUGIN_ENTRY_SYMBOL, MPCE_PLUGIN_ABI_MAJOR);
         report_skip(e, m);
+        step("unload", NULL);
         dlclose(m->handle);
         m->handle = NULL;
         close(m->fd);
@@ -552,8 +555,9 @@ static mpce_status load_checked(mpce_engine *e, struct mpce_module *m,
     mpce_status st = add_module(e, m, entry);
     /* add_module kept m (or freed it on failure): look at it only through
      * the slots it registered. */
-    if (st == MPCE_OK && v && e->n_slots > first_slot)
-        mpce_vet_apply(e, e->slots[first_slot]->module, v);
+    if (st == MPCE_OK && v && e->n_slots > first_slot &&
+        mpce_vet_apply(e, e->slots[first_slot]->module, v) > 0)
+        mpce_verdict_forget(e, f); /* so that the next engine vets it again */
     return st;
 }
 

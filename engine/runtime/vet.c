@@ -60,10 +60,16 @@ static void take_line(void *arg, char *line)
     struct vet_run *r = arg;
     if (strncmp(line, "step ", 5) == 0) {
         const char *s = line + 5;
-        r->late |= strcmp(s, "load") != 0 && strcmp(s, "entry") != 0;
+        /* Whether the step under way runs only for an enabled plugin (its
+         * probe and later); loading, the entry point and unloading (its
+         * destructors) run for every module the loader opens. */
+        r->late = strcmp(s, "load") != 0 && strcmp(s, "entry") != 0 && strcmp(s, "unload") != 0;
         r->entered |= strcmp(s, "load") != 0;
         if (strcmp(s, "load") == 0)
             snprintf(r->step, sizeof(r->step), "while being loaded (dlopen, its constructors)");
+        else if (strcmp(s, "unload") == 0)
+            snprintf(r->step, sizeof(r->step), "while being unloaded (dlclose: its destructors "
+                     "or atexit handlers)");
         else if (strcmp(s, "entry") == 0)
             snprintf(r->step, sizeof(r->step), "in its entry point (%s)",
                      MPCE_PLUGIN_ENTRY_SYMBOL);
@@ -481,7 +487,10 @@ enum mpce_vet_result mpce_vet_module(mpce_engine *e, const struct mpce_module_fi
                    "helper");
     const char *helper = mpce_selector_helper(e);
     char why[4400];
-    if (!mpce_selector_helper_ok(e, helper, why, sizeof(why))) {
+    const int helper_state = mpce_selector_helper_ok(e, helper, why, sizeof(why));
+    if (helper_state < 0) /* there, but not one this process may run: fail closed */
+        return unvetted(e, f, v, helper, why, 0);
+    if (helper_state == 0) {
         /* No helper there: isolation off, as GStreamer scans in process
          * when its plugin scanner is not installed, so that the library
          * works without the tools package. One named in [tune] helper
@@ -529,26 +538,35 @@ enum mpce_vet_result mpce_vet_module(mpce_engine *e, const struct mpce_module_fi
     return judged(e, f, v);
 }
 
-void mpce_vet_apply(mpce_engine *e, const struct mpce_module *m, const struct mpce_verdict *v)
+size_t mpce_vet_apply(mpce_engine *e, const struct mpce_module *m, const struct mpce_verdict *v)
 {
+    size_t unvetted = 0;
     for (size_t i = 0; i < e->n_slots; i++) {
         struct mpce_slot *s = e->slots[i];
         if (s->module != m || mpce_slot_state(s) != MPCE_ST_UNTESTED)
             continue;
-        for (size_t k = 0; k < v->n_impls; k++) {
-            const struct mpce_vet_impl *im = &v->impls[k];
-            if (strcmp(im->name, s->impl->name) != 0)
-                continue;
-            if (im->pass) {
-                s->reason[0] = '\0';
-                s->state = MPCE_ST_PASS;
-            } else {
-                snprintf(s->reason, sizeof(s->reason), "self-test failed: %.290s", im->reason);
-                mpce_log(&e->log, MPCE_LOG_ERROR, m->name, "%s failed its self-test: %s",
-                         s->impl->name, im->reason);
-                s->state = MPCE_ST_FAIL;
-            }
-            break;
+        const struct mpce_vet_impl *im = NULL;
+        for (size_t k = 0; k < v->n_impls && !im; k++)
+            if (strcmp(v->impls[k].name, s->impl->name) == 0)
+                im = &v->impls[k];
+        if (im && im->pass) {
+            s->reason[0] = '\0';
+            s->state = MPCE_ST_PASS;
+        } else if (im) {
+            snprintf(s->reason, sizeof(s->reason), "self-test failed: %.290s", im->reason);
+            mpce_log(&e->log, MPCE_LOG_ERROR, m->name, "%s failed its self-test: %s",
+                     s->impl->name, im->reason);
+            s->state = MPCE_ST_FAIL;
+        } else {
+            /* Offered here, refused where it was vetted: its code has not
+             * run out of process, so it does not run here either. */
+            snprintf(s->reason, sizeof(s->reason), "not vetted: the module's vet in the probe "
+                     "helper did not offer it (its probe refused it there: the environment or "
+                     "the devices have changed since); the next engine vets the module again");
+            mpce_log(&e->log, MPCE_LOG_WARNING, m->name, "%s: %s", s->impl->name, s->reason);
+            s->state = MPCE_ST_FAIL;
+            unvetted++;
         }
     }
+    return unvetted;
 }

@@ -65,9 +65,16 @@ enum mpce_vet_result mpce_vet_module(mpce_engine *e, const struct mpce_module_fi
                                      struct mpce_verdict *v);
 
 /* The self-test results of a passed verdict onto the slots of module m:
- * passed ones PASS, failed ones FAIL with the reason (never called), those
- * the helper did not test stay UNTESTED (tested in process when used). */
-void mpce_vet_apply(mpce_engine *e, const struct mpce_module *m, const struct mpce_verdict *v);
+ * passed ones PASS, failed ones FAIL with the reason (never called). One
+ * that this process offers but the verdict has no result for (its probe
+ * refused it in the helper: another environment, a device since plugged
+ * in) was never vetted: FAIL too, never self-tested here. Returns how many
+ * such slots there were: then the verdict is stale (mpce_verdict_forget). */
+size_t mpce_vet_apply(mpce_engine *e, const struct mpce_module *m, const struct mpce_verdict *v);
+
+/* Remove the cached verdict on the module open on f (file and memory), so
+ * that the next engine vets it again. */
+void mpce_verdict_forget(const mpce_engine *e, const struct mpce_module_file *f);
 
 void mpce_verdict_free(struct mpce_verdict *v);
 

@@ -140,8 +140,10 @@ const char *mpce_selector_helper(const mpce_engine *e);
 /* Tests set this to stand for the installed helper, so that whether one is
  * installed at the build's prefix changes no suite (tests/testutil.c). */
 extern const char *mpce_selector_default_helper_override;
-/* Whether this process may run helper: 1, or 0 with the reason (missing,
- * not executable, or not root-owned in a privileged process). */
+/* Whether this process may run helper: 1; 0 when there is none (no such
+ * file), or -1 when there is one it may not run (not an executable file,
+ * not root-owned in a privileged process, cannot be looked at), each with
+ * the reason. */
 int mpce_selector_helper_ok(const mpce_engine *e, const char *helper, char *why, size_t len);
 /* Whether this is a setuid or setgid process (AT_SECURE), which starts no
  * helper. */

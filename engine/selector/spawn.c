@@ -101,17 +101,18 @@ int mpce_selector_helper_ok(const mpce_engine *e, const char *helper, char *why,
 {
     struct stat sb;
     if (stat(helper, &sb) != 0) {
-        snprintf(why, len, "%s: %s", helper, strerror(errno));
-        return 0;
+        const int err = errno;
+        snprintf(why, len, "%s: %s", helper, strerror(err));
+        return err == ENOENT || err == ENOTDIR ? 0 : -1;
     }
     if (!S_ISREG(sb.st_mode) || !(sb.st_mode & S_IXUSR)) {
         snprintf(why, len, "%s is not an executable file", helper);
-        return 0;
+        return -1;
     }
     if (e->cfg.privileged && (sb.st_uid != 0 || (sb.st_mode & (S_IWGRP | S_IWOTH)))) {
         snprintf(why, len, "%s is not owned by root or is writable by others: a privileged "
                  "process does not run it", helper);
-        return 0;
+        return -1;
     }
     return 1;
 }
@@ -233,9 +234,13 @@ int mpce_selector_spawn(mpce_engine *e, const mpce_options *opts, int force, uns
              "runs as root", "");
         return 0;
     }
-    if (!mpce_selector_helper_ok(e, helper, why, sizeof(why))) {
-        once(e, &said_helper, MPCE_LOG_INFO, "no probe helper (%s): \"auto\" keeps priority "
-             "order until `mpcengine tune` runs%s", why, "");
+    const int helper_state = mpce_selector_helper_ok(e, helper, why, sizeof(why));
+    if (helper_state != 1) {
+        /* Not there is a normal setup (no tools package); there but not
+         * runnable is a broken one. */
+        once(e, &said_helper, helper_state == 0 ? MPCE_LOG_INFO : MPCE_LOG_WARNING,
+             "no probe helper (%s): \"auto\" keeps priority order until `mpcengine tune` "
+             "runs%s", why, helper_state == 0 ? "" : "; fix it, or set [tune] helper");
         return 0;
     }
     char dirs[2][4096];

@@ -6,7 +6,7 @@
  * whole old file or a whole new one. The file opens with the fingerprint it
  * was made for, which must match line for line:
  *
- *   mpcengine-verdict 1
+ *   mpcengine-verdict 2
  *   path /usr/lib/.../aesni.so
  *   size 123456
  *   mtime 1700000000
@@ -15,17 +15,19 @@
  *   sha256 <64 hex>
  *   cpu <the selector's CPU signature>
  *   engine <engine version>
+ *   env <16 hex: the MPCENGINE_* variables a module may read, 0 for none>
  *   verdict pass | verdict fail <reason>
  *   plugin <name>          (the plugin's name, once its entry point ran)
- *   late                   (it failed after its entry point)
+ *   late                   (failed in code only an enabled plugin runs)
  *   warning <text>         (passed, but kept descriptors after init)
  *   impl <name> pass | impl <name> fail <reason>    (any number)
  *   end
  *
  * A module replaced on disk (even by rename with the same size and mtime)
  * has another inode and usually other bytes; a new CPU or engine version
- * may change a self-test's outcome: each makes the entry stale, and the
- * module is vetted again.
+ * may change a self-test's outcome, and another feature mask (such as
+ * MPCENGINE_AESNI_DISABLE) the implementations its probes offer: each makes
+ * the entry stale, and the module is vetted again.
  *
  * Where no state directory can be written (a read-only container, a
  * service without a home), the same text is kept in this process's memory
@@ -47,20 +49,70 @@
 #include "engine/selector/pins_text.h"
 #include "engine/selector/selector.h"
 
-#define VERDICT_MAGIC "mpcengine-verdict 1\n"
+#define VERDICT_MAGIC "mpcengine-verdict 2\n"
+
+extern char **environ;
+
+/* The engine's own variables: they change what the engine does, never what
+ * a module's probe sees. */
+static int engine_variable(const char *entry)
+{
+    static const char *const own[] = {"MPCENGINE_CONF=", "MPCENGINE_PLUGIN_PATH=",
+                                      "MPCENGINE_FORCE=", "MPCENGINE_LOG="};
+    for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++)
+        if (strncmp(entry, own[i], strlen(own[i])) == 0)
+            return 1;
+    return 0;
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* FNV-1a over the MPCENGINE_* variables a module may read (a backend's
+ * feature mask, say), sorted: another mask gives another verdict, since its
+ * probes then offer other implementations. 0 with none set; -1 when memory
+ * ran out. */
+static int environment_hash(unsigned long long *out)
+{
+    size_t n = 0;
+    for (char **e = environ; e && *e; e++)
+        n += strncmp(*e, "MPCENGINE_", 10) == 0 && !engine_variable(*e);
+    const char **vars = n ? malloc(n * sizeof(*vars)) : NULL;
+    if (n && !vars)
+        return -1;
+    size_t k = 0;
+    for (char **e = environ; e && *e && k < n; e++)
+        if (strncmp(*e, "MPCENGINE_", 10) == 0 && !engine_variable(*e))
+            vars[k++] = *e;
+    qsort(vars, k, sizeof(*vars), by_name);
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < k; i++)
+        for (const unsigned char *p = (const unsigned char *)vars[i];; p++) {
+            h = (h ^ *p) * 0x100000001b3ull;
+            if (!*p)
+                break;
+        }
+    free(vars);
+    *out = k ? (unsigned long long)h : 0;
+    return 0;
+}
 
 /* The fingerprint block; -1 when a field holds a newline (nothing cached). */
 static int fingerprint(const struct mpce_module_file *f, char *buf, size_t len)
 {
     char cpu[512];
+    unsigned long long env;
     mpce_signature_cpu(cpu, sizeof(cpu));
-    if (strchr(f->path, '\n') || strchr(cpu, '\n') || !f->sha256[0])
+    if (strchr(f->path, '\n') || strchr(cpu, '\n') || !f->sha256[0] ||
+        environment_hash(&env) != 0)
         return -1;
     int n = snprintf(buf, len,
                      VERDICT_MAGIC "path %s\nsize %llu\nmtime %lld\ndev %llu\ninode %llu\n"
-                     "sha256 %s\ncpu %s\nengine %s\n",
+                     "sha256 %s\ncpu %s\nengine %s\nenv %016llx\n",
                      f->path, f->size, f->mtime, f->dev, f->ino, f->sha256, cpu,
-                     mpce_version());
+                     mpce_version(), env);
     return n > 0 && (size_t)n < len ? 0 : -1;
 }
 
@@ -146,7 +198,7 @@ static void put_verdict(FILE *out, const char *want, const struct mpce_verdict *
     put_line(out, v->pass ? "verdict pass" : "verdict fail ", v->pass ? "" : v->reason);
     if (v->plugin[0])
         fprintf(out, "plugin %s\n", v->plugin);
-    if (v->late)
+    if (v->late && !v->pass)
         fputs("late\n", out);
     if (v->warning[0])
         put_line(out, "warning ", v->warning);
@@ -347,6 +399,32 @@ int mpce_verdict_write(const mpce_engine *e, const struct mpce_module_file *f,
         }
     snprintf(where, len, "%.2000s%s%.2000s", why[0], nd > 1 ? "; " : "", nd > 1 ? why[1] : "");
     return write_memory(want, v) == 0 ? 1 : -1;
+}
+
+void mpce_verdict_forget(const mpce_engine *e, const struct mpce_module_file *f)
+{
+    char want[8192], dirs[2][4096], path[4200];
+    size_t nd = mpce_selector_dirs(&e->cfg, dirs);
+    for (size_t i = 0; i < nd; i++) {
+        file_name(dirs[i], f->path, path, sizeof(path));
+        unlink(path);
+    }
+    if (fingerprint(f, want, sizeof(want)) != 0)
+        return;
+    const size_t wl = strlen(want);
+    pthread_mutex_lock(&memory_lock);
+    for (struct remembered **at = &memory; *at;) {
+        struct remembered *r = *at;
+        if (strncmp(r->text, want, wl) == 0) {
+            *at = r->next;
+            free(r->text);
+            free(r);
+            n_memory--;
+        } else {
+            at = &r->next;
+        }
+    }
+    pthread_mutex_unlock(&memory_lock);
 }
 
 void mpce_verdict_memory_clear(void)

@@ -5,10 +5,15 @@
  * once per case with -DBAD_WHERE_<W> -DBAD_HOW_<H> (tests/modules/local.am).
  *
  *   WHERE  CTOR      a constructor, run by dlopen itself
+ *          DTOR      a destructor, run by dlclose (also for a disabled plugin)
  *          ENTRY     mpce_plugin_entry_v2
  *          PROBE     the plugin's probe
  *          INIT      the plugin's init
+ *          IMPLPROBE the implementation's probe
  *          SELFTEST  prg ecb, which the known-answer test calls
+ *          ENVREFUSE prg ecb, but the implementation's probe refuses it while
+ *                    MPCE_TEST_REFUSE or MPCENGINE_TEST_REFUSE is set: an
+ *                    implementation a vet never saw (another environment)
  *          NONE      nowhere: plugin "okay", a module that behaves
  *   HOW    SEGV      a store into read-only memory (a real fault, not raise())
  *          ABORT     abort()
@@ -20,6 +25,7 @@
 #include "config.h"
 
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <time.h>
@@ -64,6 +70,11 @@ __attribute__((constructor)) static void on_load(void)
 {
     misbehave();
 }
+#elif defined(BAD_WHERE_DTOR)
+__attribute__((destructor)) static void on_unload(void)
+{
+    misbehave();
+}
 #elif defined(BAD_WHERE_HOSTSYM)
 extern int mpce_test_host_only_symbol;
 __attribute__((constructor)) static void on_load(void)
@@ -76,7 +87,7 @@ __attribute__((constructor)) static void on_load(void)
 static int bad_ecb(void *state, const struct mpce_call *call, size_t key_index,
                    const uint8_t *in, uint8_t *out, size_t n)
 {
-#if defined(BAD_WHERE_SELFTEST)
+#if defined(BAD_WHERE_SELFTEST) || defined(BAD_WHERE_ENVREFUSE)
     misbehave();
 #endif
     return evp_prg_ecb(state, call, key_index, in, out, n);
@@ -114,6 +125,22 @@ static int bad_init(const struct mpce_host *host, void **state, char *why, size_
     return 0;
 }
 
+static int bad_impl_probe(void *module_state, char *why, size_t len)
+{
+    (void)module_state;
+#if defined(BAD_WHERE_IMPLPROBE)
+    misbehave();
+#elif defined(BAD_WHERE_ENVREFUSE)
+    if (getenv("MPCE_TEST_REFUSE") || getenv("MPCENGINE_TEST_REFUSE")) {
+        snprintf(why, len, "refused while MPCE_TEST_REFUSE or MPCENGINE_TEST_REFUSE is set");
+        return 1;
+    }
+#endif
+    (void)why;
+    (void)len;
+    return 0;
+}
+
 static const struct mpce_impl impl = {
     .struct_size = sizeof(struct mpce_impl),
     .primitive = MPCE_PRIM_PRG,
@@ -123,6 +150,7 @@ static const struct mpce_impl impl = {
     .flags = MPCE_IMPL_CONSTANT_TIME,
     .memory = MPCE_MEM_HOST,
     .ops = &bad_prg_ops,
+    .probe = bad_impl_probe,
 };
 static const struct mpce_impl *const impls[] = {&impl};
 
