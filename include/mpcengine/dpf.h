@@ -12,9 +12,10 @@
  * tree along the point's bits, so its branches and addresses follow the
  * point. Never evaluate at a secret point. Secret: the root seeds, beta,
  * alpha and the keys' contents. Gen does not branch on, or index memory
- * by, the seeds, beta or the PRG keys (tests/check_ct.sh checks the default
- * implementations under valgrind); it is not checked for alpha, which the
- * dealer alone knows.
+ * by, the seeds, beta, the PRG keys or alpha (tests/check_ct.sh checks the
+ * default implementations under valgrind, with alpha's bits inside the
+ * domain secret); only the check that alpha lies inside the domain, which
+ * refuses the call, looks at the bits above it.
  */
 #ifndef MPCENGINE_DPF_H
 #define MPCENGINE_DPF_H
