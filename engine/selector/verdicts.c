@@ -86,7 +86,8 @@ static int environment_hash(unsigned long long *out)
     for (char **e = environ; e && *e && k < n; e++)
         if (strncmp(*e, "MPCENGINE_", 10) == 0 && !engine_variable(*e))
             vars[k++] = *e;
-    qsort(vars, k, sizeof(*vars), by_name);
+    if (k) /* qsort's base may not be NULL, even for no elements */
+        qsort(vars, k, sizeof(*vars), by_name);
     uint64_t h = 0xcbf29ce484222325ull;
     for (size_t i = 0; i < k; i++)
         for (const unsigned char *p = (const unsigned char *)vars[i];; p++) {
