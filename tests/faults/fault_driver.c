@@ -28,6 +28,7 @@
 #include <errno.h>
 #include <execinfo.h>
 #include <fcntl.h>
+#include <link.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -68,6 +69,8 @@ struct report {
     int fired;
     long count;
     size_t live;
+    int fds_left;     /* descriptors open after the scenario that were not before */
+    int objects_left; /* shared objects still loaded that were not before */
     uint64_t digest;  /* of what the scenario produced, when status is OK */
     char msg[2048];   /* the error's message; what was made, when status is OK */
 };
@@ -629,6 +632,35 @@ static void clear_process_caches(void)
     mpce_verdict_memory_clear();
 }
 
+static int count_fds(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    if (!d)
+        return -1;
+    int n = 0;
+    for (const struct dirent *de; (de = readdir(d)) != NULL;)
+        n += de->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+static int count_one(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)info;
+    (void)size;
+    ++*(int *)arg;
+    return 0;
+}
+
+/* Shared objects loaded now: a module whose dlclose a failure path forgot
+ * stays, though its memory was never the engine's to count. */
+static int count_objects(void)
+{
+    int n = 0;
+    dl_iterate_phdr(count_one, &n);
+    return n;
+}
+
 static int run_child(const struct scenario *sc, long n, struct report *rep, char *how,
                      size_t how_len)
 {
@@ -642,6 +674,7 @@ static int run_child(const struct scenario *sc, long n, struct report *rep, char
         struct report r;
         memset(&r, 0, sizeof(r));
         r.digest = 0xcbf29ce484222325ull;
+        const int fds_before = count_fds(), objects_before = count_objects();
         void *state = sc->prepare ? sc->prepare() : NULL;
         shim_arm(n);
         sc->body(state, &r);
@@ -649,6 +682,8 @@ static int run_child(const struct scenario *sc, long n, struct report *rep, char
         r.count = shim_disarm();
         r.fired = shim_fired();
         r.live = shim_live(STDERR_FILENO);
+        r.fds_left = count_fds() - fds_before;
+        r.objects_left = count_objects() - objects_before;
         ssize_t w = write(fds[1], &r, sizeof(r));
         _exit(w == (ssize_t)sizeof(r) ? 0 : 4);
     }
@@ -730,7 +765,10 @@ int main(int argc, char **argv)
     setup_tree();
 
     /* OpenSSL's and the C library's lazily made globals, made once here so
-     * that no try counts (or leaks) them. */
+     * that no try counts (or leaks) them; backtrace() loads libgcc_s the
+     * first time (the shim records where each block came from). */
+    void *frames[2];
+    backtrace(frames, 2);
     unsigned char md[32], rnd[16];
     unsigned mdlen;
     EVP_Digest("x", 1, md, &mdlen, EVP_sha256(), NULL);
@@ -785,6 +823,11 @@ int main(int argc, char **argv)
                 clean.status ? clean.msg : how, "");
         return 1;
     }
+    if (clean.fds_left > 0 || clean.objects_left > 0) {
+        fprintf(stderr, "%s: the clean run leaves %d descriptors and %d shared objects open\n",
+                sc->name, clean.fds_left, clean.objects_left);
+        return 1;
+    }
     if (clean.live) {
         fprintf(stderr, "%s: the clean run leaks %zu blocks\n", sc->name, clean.live);
         return 1;
@@ -820,6 +863,10 @@ int main(int argc, char **argv)
         fired += ran && r.fired;
         if (!ran) {
             problem = how;
+        } else if (r.fds_left > 0 || r.objects_left > 0) {
+            snprintf(detail, sizeof(detail), "%d descriptors and %d shared objects left open "
+                     "(status %d: %s)", r.fds_left, r.objects_left, r.status, r.msg);
+            problem = detail;
         } else if (r.live) {
             snprintf(detail, sizeof(detail), "%zu blocks leaked (status %d: %s)", r.live,
                      r.status, r.msg);
