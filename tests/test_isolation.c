@@ -200,13 +200,17 @@ static const struct bad_case cases[] = {
     {"selftest_abort", "aborted (SIGABRT)", "in the self-test of implementation prg-bad"},
     {"selftest_exit", "called exit(3)", "in the self-test of implementation prg-bad"},
     {"selftest_hang", "timed out after 0.5 s", "in the self-test of implementation prg-bad"},
+    /* 2 per call, again on a second run: a leak, not a runtime opened once */
+    {"selftest_leakfd", "file descriptors open on each of two runs",
+     "self-test of implementation prg-bad (a leak on every call)"},
 };
 
 /* Descriptors kept from init on may be a device runtime's (CUDA keeps its
  * driver's open across fini): the module passes, with a warning. */
 static const struct bad_case kept[] = {
     {"init_leakfd", "left 2 file descriptors open", "after its fini"},
-    {"selftest_leakfd", "file descriptors open", /* 2 per call */
+    /* opened on the first call only: passed, the first run's count warned */
+    {"selftest_openonce", "left 1 file descriptor open",
      "after the self-test of implementation prg-bad"},
 };
 
@@ -383,6 +387,47 @@ static void test_unloadable_in_helper(void)
     CU_ASSERT_EQUAL(verdict_files(&t), before + 1); /* okay.so's only */
     check_okay(e);
     mpce_engine_free(e);
+    check_no_children();
+    tu_remove_dir(dir);
+}
+
+/* A file in a plugin directory that is no module: an ELF without the entry
+ * symbol is refused by the loader with its reason, and that refusal, a
+ * property of the file, is cached (no helper at every start); bytes that
+ * are no ELF at all are named, with what to do, and not loaded. */
+static void test_not_a_module(void)
+{
+    char *dir = tu_temp_dir();
+    char *copy = tu_copy_into(NOENTRY_SO, dir, 0755);
+    char dst[4096];
+    snprintf(dst, sizeof(dst), "%s/noentry.so", dir);
+    CU_ASSERT_EQUAL_FATAL(rename(copy, dst), 0);
+    free(copy);
+    snprintf(dst, sizeof(dst), "%s/notes.so", dir);
+    FILE *f = fopen(dst, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs("these are notes, not a shared object\n", f);
+    fclose(f);
+    CU_ASSERT_EQUAL(chmod(dst, 0755), 0);
+    place(dir, "okay.so", "none_none");
+    static struct logbuf log;
+    struct timespec t;
+    const size_t before = verdict_files(&t);
+    for (int round = 0; round < 2; round++) {
+        mpce_engine *e;
+        CU_ASSERT_EQUAL_FATAL(engine_in(dir, NULL, &log, &e), MPCE_OK);
+        const mpce_impl_info *row = row_of(e, dir, "noentry.so", "");
+        CU_ASSERT(row && strstr(row->reason, "no entry symbol") != NULL);
+        row = row_of(e, dir, "notes.so", "");
+        CU_ASSERT(row && strstr(row->reason, "could not be vetted") != NULL &&
+                  strstr(row->reason, "not a module: remove it") != NULL);
+        if (row && !strstr(row->reason, "not a module: remove it"))
+            fprintf(stderr, "notes.so: %s\n", row->reason);
+        /* okay.so's verdict and noentry.so's, made once, then read. */
+        CU_ASSERT_EQUAL(verdict_files(&t), before + 2);
+        check_okay(e);
+        mpce_engine_free(e);
+    }
     check_no_children();
     tu_remove_dir(dir);
 }
@@ -963,6 +1008,7 @@ int main(void)
         {"the verdict is cached and reused", test_cache_reused},
         {"no state directory: verdicts kept in memory", test_cache_in_memory},
         {"a module the helper cannot load is not loaded", test_unloadable_in_helper},
+        {"a file that is no module: named, its refusal cached", test_not_a_module},
         {"a module replaced by rename is vetted again", test_replaced_module},
         {"strict = yes makes a failed vet fatal", test_strict},
         {"no helper: isolation off, in process", test_no_helper},

@@ -103,6 +103,14 @@ extern void (*mpce_vet_step_hook)(const char *step, const char *what);
  * cached). */
 int mpce_verdict_read(const mpce_engine *e, const struct mpce_module_file *f,
                       struct mpce_verdict *v);
+/* The body of a verdict file after its fingerprint line(s), parsed in place
+ * into *v (zeroed by the caller): 0 for a whole, well-formed one ending in
+ * "end"; -1 otherwise (torn, foreign or out of memory), *v then to be freed. */
+int mpce_verdict_parse(char *body, struct mpce_verdict *v);
+/* The whole text of a verdict file, want (the fingerprint) then v's body,
+ * as mpce_verdict_parse reads it: malloc'd with its length, NULL when
+ * memory ran out. */
+char *mpce_verdict_text(const char *want, const struct mpce_verdict *v, size_t *len);
 /* v->source of a verdict kept in memory rather than in a file. */
 #define MPCE_VERDICT_IN_MEMORY "this process's memory"
 /* Write v for f atomically into the first state directory that can take it;

@@ -139,8 +139,7 @@ static int add_impl(struct mpce_verdict *v, const char *name, int pass, const ch
     return 0;
 }
 
-/* The body after the fingerprint: 0 for a whole, well-formed one. */
-static int parse_body(char *body, struct mpce_verdict *v)
+int mpce_verdict_parse(char *body, struct mpce_verdict *v)
 {
     int have_verdict = 0, ended = 0;
     for (char *line = body, *nl; line && *line && !ended; line = nl ? nl + 1 : NULL) {
@@ -240,7 +239,7 @@ static int read_memory(const char *want, struct mpce_verdict *v)
     if (!body)
         return 0;
     memset(v, 0, sizeof(*v));
-    int bad = parse_body(body, v) != 0;
+    int bad = mpce_verdict_parse(body, v) != 0;
     free(body);
     if (bad) {
         mpce_verdict_free(v);
@@ -251,10 +250,10 @@ static int read_memory(const char *want, struct mpce_verdict *v)
     return 1;
 }
 
-/* The verdict's whole text, malloc'd, or NULL when memory ran out. glibc's
- * memstream can lose its buffer in fclose's final realloc and still return
- * 0, leaving text NULL: that is a shortage too, not an empty verdict. */
-static char *verdict_text(const char *want, const struct mpce_verdict *v, size_t *len)
+/* glibc's memstream can lose its buffer in fclose's final realloc and
+ * still return 0, leaving text NULL: that is a shortage too, not an empty
+ * verdict. */
+char *mpce_verdict_text(const char *want, const struct mpce_verdict *v, size_t *len)
 {
     char *text = NULL;
     *len = 0;
@@ -275,7 +274,7 @@ static char *verdict_text(const char *want, const struct mpce_verdict *v, size_t
 static int write_memory(const char *want, const struct mpce_verdict *v)
 {
     size_t len;
-    char *text = verdict_text(want, v, &len);
+    char *text = mpce_verdict_text(want, v, &len);
     if (!text)
         return -1;
     size_t wl = strlen(want);
@@ -339,7 +338,7 @@ static int read_one(const mpce_engine *e, const char *dir, const char *want,
         return 0; /* stale: another file, CPU or engine version */
     }
     memset(v, 0, sizeof(*v));
-    int bad = parse_body(buf + wl, v) != 0;
+    int bad = mpce_verdict_parse(buf + wl, v) != 0;
     free(buf);
     if (bad) {
         mpce_verdict_free(v);
@@ -369,7 +368,7 @@ static int write_one(const char *dir, const char *want, const struct mpce_verdic
     char path[4200];
     file_name(dir, f->path, path, sizeof(path));
     size_t n;
-    char *text = verdict_text(want, v, &n);
+    char *text = mpce_verdict_text(want, v, &n);
     if (!text) {
         snprintf(where, len, "%.900s: out of memory", path);
         return -1;

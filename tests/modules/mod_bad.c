@@ -21,6 +21,8 @@
  *          EXIT      exit(3)
  *          LEAKFD    opens /dev/null twice and keeps both (in init: fini
  *                    leaves them open)
+ *          OPENONCE  opens /dev/null on the first call only and keeps it
+ *                    (a runtime opening its driver lazily)
  */
 #include "config.h"
 
@@ -61,6 +63,11 @@ __attribute__((unused)) static void misbehave(void)
     for (int i = 0; i < 2; i++)
         if (open("/dev/null", O_RDONLY) < 0)
             abort();
+#elif defined(BAD_HOW_OPENONCE)
+    static int opened;
+    if (!opened && open("/dev/null", O_RDONLY) < 0)
+        abort();
+    opened = 1;
 #endif
     (void)read_only;
 }
