@@ -310,4 +310,8 @@ static inline enum mpce_selftest_state mpce_slot_state(const struct mpce_slot *s
 
 const struct mpce_plugin *mpce_soft_plugin_entry(void);
 
+/* Milliseconds on CLOCK_MONOTONIC (engine/runtime/clock.c): deadlines for
+ * helpers, locks and timeouts, which the wall clock's steps must not move. */
+long long mpce_monotonic_ms(void);
+
 #endif

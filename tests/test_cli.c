@@ -1462,6 +1462,10 @@ static void test_selftest_json(void)
     CU_ASSERT(strstr(err_text, "\nmpcengine selftest: 1 implementation(s) failed") != NULL);
     CU_ASSERT(strstr(err_text, "mpce_") == NULL);
     CU_ASSERT_EQUAL(CLI("selftest", "--plugin-path", plug), 1);
+    /* In text the fail row carries the reason; the last line only counts. */
+    CU_ASSERT(strstr(out_text, "fail     prg-test-wrong: ") != NULL);
+    CU_ASSERT(strstr(err_text, "mpcengine selftest: 1 failed: the fail rows above say why") !=
+              NULL);
     unlink(so);
     free(so);
     rmdir(plug);

@@ -627,6 +627,8 @@ static void test_disabled_plugin(void)
         CU_ASSERT(row == NULL || strcmp(row->selftest, "fail") != 0);
         struct mpce_slot *s = mpce_registry_find(e, "prg-bad");
         CU_ASSERT(s == NULL || mpce_registry_usable(e, s, "") != MPCE_OK);
+        if (round == 1) /* the cached verdict served: no helper ran */
+            CU_ASSERT(strstr(log.text, "vetted out of process") == NULL);
         mpce_engine_free(e);
     }
     /* Enabled, the same file fails. */
@@ -650,6 +652,8 @@ static void test_disabled_plugin(void)
             if (row && strcmp(row->selftest, "fail") != 0)
                 fprintf(stderr, "%s, round %d: %s %s\n", always[k], round, row->selftest,
                         row->reason);
+            if (round == 1)
+                CU_ASSERT(row && strstr(row->reason, "(cached in ") != NULL);
             mpce_engine_free(e);
         }
     }

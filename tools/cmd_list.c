@@ -336,6 +336,13 @@ int cmd_selftest(int argc, char **argv)
         printf("%zu passed, %zu failed, %zu skipped\n", passed, failed, skipped);
     }
     cli_warn_dangling_pins(&cmd);
+    if (st == MPCE_ERR_SELFTEST && cli_value(&cmd, "json") == NULL) {
+        /* Each failure's reason and what to do is on its `fail` row above:
+         * a third copy of the first one would only bury the others. */
+        fprintf(stderr, "%s: %zu failed: the fail rows above say why and what to do\n",
+                cmd.prog, failed);
+        return CLI_EXIT_ENGINE;
+    }
     if (st != MPCE_OK) {
         fprintf(stderr, "%s: %s\n", cmd.prog, detail);
         return CLI_EXIT_ENGINE;

@@ -35,12 +35,6 @@ void (*mpce_vet_step_hook)(const char *step, const char *what);
 #define VET_PIPE_FD 3
 #define VET_MODULE_FD 4
 
-static long long now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* Whether the helper's first process has ended, without reaping it: while
  * it is a zombie its process group cannot be another's. */
@@ -137,10 +131,10 @@ static int run_helper(mpce_engine *e, const char *helper, const struct mpce_modu
     struct mpce_vet_report r = {.v = v};
     struct mpce_lines lines = {.have = 0};
     const unsigned limit = e->cfg.tune.vet_ms;
-    const long long deadline = now_ms() + limit;
+    const long long deadline = mpce_monotonic_ms() + limit;
     int timed_out = 0, eof = 0;
     for (;;) {
-        long long left = deadline - now_ms();
+        long long left = deadline - mpce_monotonic_ms();
         if (left <= 0) {
             timed_out = 1;
             break;

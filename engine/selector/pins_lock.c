@@ -18,31 +18,26 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "engine/internal.h"
 #include "engine/selector/pins.h"
 #include "engine/selector/pins_text.h"
 
 /* flock has no timeout: a waiting lock tries again this often. */
 #define PINS_LOCK_POLL_MS 10u
 
-static uint64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
 
 /* flock until it succeeds, fails otherwise than by contention, or wait_ms
  * have passed. 0, or -1 with errno and why set. */
 static int flock_within(int fd, const char *path, unsigned wait_ms, char *why, size_t why_len)
 {
-    uint64_t start = now_ms();
+    const long long start = mpce_monotonic_ms();
     for (;;) {
         if (flock(fd, LOCK_EX | LOCK_NB) == 0)
             return 0;
         int err = errno;
         if (err == EINTR)
             continue;
-        uint64_t waited = now_ms() - start;
+        const long long waited = mpce_monotonic_ms() - start;
         if (err != EWOULDBLOCK) {
             mpce_pins_why(why, why_len, "%s: cannot lock: %s", path, strerror(err));
         } else if (waited >= wait_ms) {

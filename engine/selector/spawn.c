@@ -29,12 +29,6 @@
 
 extern char **environ;
 
-static long long now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* Each reason to start nothing is logged once per process. */
 static void once(const mpce_engine *e, int *said, mpce_log_level level, const char *fmt,
@@ -163,7 +157,7 @@ static int relay(mpce_engine *e, int fd, pid_t first, int *reaped, long long dea
     for (;;) {
         if (!*reaped && first_gone(first))
             *reaped = 1;
-        long long left = deadline - now_ms();
+        long long left = deadline - mpce_monotonic_ms();
         if (left <= 0)
             return 1;
         struct pollfd pfd = {.fd = fd, .events = POLLIN};
@@ -287,7 +281,7 @@ int mpce_selector_spawn(mpce_engine *e, const mpce_options *opts, int force, uns
         return 0;
     }
     int reaped = 0, done = 0;
-    const long long start = now_ms();
+    const long long start = mpce_monotonic_ms();
     if (wait_ms > 0) {
         done = !relay(e, fds[0], pid, &reaped, start + wait_ms);
         if (!done)
@@ -307,7 +301,7 @@ int mpce_selector_spawn(mpce_engine *e, const mpce_options *opts, int force, uns
      * one still there is stuck before detaching and is stopped, never left
      * a zombie. */
     const long long until = start + (wait_ms > 100 ? wait_ms : 100);
-    while (!reaped && !(reaped = first_gone(pid)) && now_ms() < until) {
+    while (!reaped && !(reaped = first_gone(pid)) && mpce_monotonic_ms() < until) {
         struct timespec ms = {0, 5000000};
         nanosleep(&ms, NULL);
     }

@@ -66,12 +66,6 @@ struct tune_state {
                                        subcommand */
 };
 
-static long long now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void add_cand(struct result *r, const char *impl, const char *status, double median,
                      double spread, const char *why)
@@ -408,10 +402,10 @@ static void run_rows(struct tune_state *ts, struct result *res, size_t n)
         }
         struct take take = {.ts = ts, .res = res, .n = n, .entered = ""};
         struct mpce_lines lines = {.have = 0};
-        long long deadline = now_ms() + budget_ms;
+        long long deadline = mpce_monotonic_ms() + budget_ms;
         int hung = 0;
         for (;;) {
-            long long left = deadline - now_ms();
+            long long left = deadline - mpce_monotonic_ms();
             if (left <= 0) {
                 hung = 1;
                 break;
@@ -427,7 +421,7 @@ static void run_rows(struct tune_state *ts, struct result *res, size_t n)
                 continue;
             if (got <= 0)
                 break;
-            deadline = now_ms() + budget_ms;
+            deadline = mpce_monotonic_ms() + budget_ms;
         }
         const char *entered = take.entered;
         if (hung)
