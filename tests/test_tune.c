@@ -438,6 +438,8 @@ static void test_knobs_measured_pinned_and_passed(void)
     const struct mpce_pins_row *small = mpce_pins_find_row(&p, "prg.ecb.small");
     CU_ASSERT_FATAL(small != NULL);
     CU_ASSERT_STRING_EQUAL(small->winner, "prg-soft-bitslice");
+    if (strcmp(small->winner, "prg-soft-bitslice") != 0) /* seen once on a loaded machine */
+        fprintf(stderr, "  prg.ecb.small: %s won: %s\n", small->winner, small->verdict);
     CU_ASSERT_STRING_EQUAL(small->knobs, "");
     CU_ASSERT(strstr(out_text, "knobs: wait=0;") != NULL); /* the verdict table */
     mpce_pins_free(&p);
