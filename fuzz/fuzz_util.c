@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "engine/selector/selector.h"
 #include "fuzz/fuzz.h"
 #include "engine/internal.h"
 
@@ -130,6 +131,12 @@ mpce_engine *fuzz_engine(int with_plugins)
     int i = with_plugins ? 1 : 0;
     if (engines[i])
         return engines[i];
+    /* Hermetic, as the test suites are (tests/testutil.c): a helper
+     * installed at the prefix must not vet for the targets or write
+     * verdicts beside the installed engine's. Without one, the tree's
+     * modules are self-tested in process, as the targets need. */
+    mpce_selector_default_helper_override = "/nonexistent/mpcengine-probe (the fuzz targets "
+                                            "use no installed helper)";
     const char *plugins = TEST_PLUGIN_PATH;
     const char *conf = "[engine]\nallow_variable_time = yes\nthreads = 1\n";
     char *path = fuzz_write(fuzz_temp_dir(), "engine.conf", conf, strlen(conf));

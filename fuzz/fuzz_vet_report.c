@@ -5,7 +5,9 @@
  * anything to the pipe it inherits. The input's first byte says how the
  * helper ended (exit status or signal, a timeout); the rest is what it
  * wrote, cut into lines by the engine's own line reader (through a pipe,
- * so that long lines arrive in pieces as they would). Whatever the bytes,
+ * so that long lines arrive in pieces as they would); a first line that is
+ * just "engine" stands for this library's own "engine V abi M.N" line, so
+ * that seeds stay valid across versions. Whatever the bytes,
  * the judgement is either "no verdict" with a reason, or a verdict whose
  * fields are terminated, a fail with a reason, a pass without one.
  */
@@ -36,10 +38,22 @@ static int ended(uint8_t how)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (size == 0 || size > 1 << 16) /* the pipe must take it all at once */
+    if (size == 0 || size > 1 << 15) /* the pipe must take it all at once */
         return 0;
     const uint8_t how = data[0];
     data++, size--;
+    char *text = NULL;
+    if (size >= 7 && memcmp(data, "engine\n", 7) == 0) {
+        char line[96];
+        mpce_vet_engine_line(line, sizeof(line));
+        const size_t ll = strlen(line);
+        text = malloc(ll + size);
+        FUZZ_CHECK(text != NULL, "out of memory");
+        memcpy(text, line, ll);
+        memcpy(text + ll, data + 6, size - 6);
+        data = (const uint8_t *)text;
+        size = ll + size - 6;
+    }
     struct mpce_verdict v;
     memset(&v, 0, sizeof(v));
     struct mpce_vet_report r = {.v = &v};
@@ -51,6 +65,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         done += (size_t)w;
     }
     close(fds[1]);
+    free(text);
     struct mpce_lines lines = {.have = 0};
     ssize_t got;
     while ((got = mpce_lines_read(&lines, fds[0], mpce_vet_report_line, &r)) > 0 ||

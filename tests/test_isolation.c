@@ -203,6 +203,8 @@ static const struct bad_case cases[] = {
     /* 2 per call, again on a second run: a leak, not a runtime opened once */
     {"selftest_leakfd", "file descriptors open on each of two runs",
      "self-test of implementation prg-bad (a leak on every call)"},
+    {"noinit_leakfd", "file descriptors open on each of two runs",
+     "self-test of implementation prg-bad (a leak on every call)"},
 };
 
 /* Descriptors kept from init on may be a device runtime's (CUDA keeps its
@@ -211,7 +213,10 @@ static const struct bad_case kept[] = {
     {"init_leakfd", "left 2 file descriptors open", "after its fini"},
     /* opened on the first call only: passed, the first run's count warned */
     {"selftest_openonce", "left 1 file descriptor open",
-     "after the self-test of implementation prg-bad"},
+     "after the self-test of implementation prg-bad (on its first run only)"},
+    /* the same without init: judged by the two runs alone */
+    {"noinit_openonce", "left 1 file descriptor open",
+     "after the self-test of implementation prg-bad (on its first run only)"},
 };
 
 /* Every case: the engine comes up, the bad module is listed as failed with
@@ -611,6 +616,48 @@ static void test_unvetted_fails_closed(void)
     tu_remove_dir(dir);
 }
 
+/* A helper of another library version: its loader refused this module
+ * (built for an ABI minor it does not know), which this engine would have
+ * started, probe and all. Its word is no verdict here: could not be
+ * vetted, not cached, never loaded; and one that does not say its version
+ * (an older helper) is treated the same. */
+static void test_helper_of_another_version(void)
+{
+    char *dir = tu_temp_dir();
+    place(dir, "bad.so", "probe_segv");
+    static const char *const says[] = {
+        "engine 0.0.1 abi 2.3\nstep load\nstep entry\nplugin bad\nskipped built for ABI "
+        "2.4, newer than 2.3\ndone\n",
+        "step load\nstep entry\nplugin bad\nskipped built for ABI 2.4\ndone\n"};
+    static const char *const want[] = {"could not be vetted: ", "it did not say its engine "
+                                       "version"};
+    for (size_t k = 0; k < 2; k++) {
+        char script[4200], text[1024];
+        snprintf(script, sizeof(script), "%s/old-helper", dir);
+        snprintf(text, sizeof(text), "#!/bin/sh\nprintf '%s' >&3\n", says[k]);
+        tu_write_text(script, text, 0755);
+        static struct logbuf log;
+        mpce_engine *e = NULL;
+        struct timespec t;
+        const size_t files = verdict_files(&t);
+        CU_ASSERT_EQUAL_FATAL(engine_with(dir, script, "30", NULL, &log, &e), MPCE_OK);
+        const mpce_impl_info *row = row_of(e, dir, "bad.so", "");
+        CU_ASSERT(row && strcmp(row->selftest, "fail") == 0);
+        CU_ASSERT(row && strstr(row->reason, want[k]) != NULL);
+        if (k == 0)
+            CU_ASSERT(row && strstr(row->reason, "it is 0.0.1 abi 2.3, this process's "
+                                                 "library is ") != NULL);
+        if (row && !strstr(row->reason, want[k]))
+            fprintf(stderr, "case %zu: %s\n", k, row->reason);
+        CU_ASSERT_PTR_NULL(mpce_registry_find(e, "prg-bad"));
+        mpce_engine_free(e);
+        CU_ASSERT_EQUAL(verdict_files(&t), files);
+        unlink(script);
+    }
+    check_no_children();
+    tu_remove_dir(dir);
+}
+
 /* A plugin disabled here never ran its probe or init before vetting: one
  * that crashes there is disabled, not failed, and strict = yes accepts it.
  * One that crashes in its entry point still fails. */
@@ -621,13 +668,25 @@ static void test_disabled_plugin(void)
     static struct logbuf log;
     mpce_engine *e = NULL;
     static const char disable[] = "[engine]\nstrict = yes\n[plugin.bad]\nenabled = no\n";
-    for (int round = 0; round < 2; round++) { /* fresh, then from the cache */
+    /* probedtor: its destructor faults too, and never ran in the helper
+     * (which died in the probe): the host must not run it either. */
+    static const char *const late[] = {"probe_segv", "probedtor_segv"};
+    for (int round = 0; round < 4; round++) { /* each fresh, then from the cache */
+        if (round % 2 == 0)
+            place(dir, "bad.so", late[round / 2]);
         CU_ASSERT_EQUAL_FATAL(engine_with(dir, NULL, "30", disable, &log, &e), MPCE_OK);
         const mpce_impl_info *row = row_of(e, dir, "bad.so", "");
-        CU_ASSERT(row == NULL || strcmp(row->selftest, "fail") != 0);
-        struct mpce_slot *s = mpce_registry_find(e, "prg-bad");
-        CU_ASSERT(s == NULL || mpce_registry_usable(e, s, "") != MPCE_OK);
-        if (round == 1) /* the cached verdict served: no helper ran */
+        CU_ASSERT_PTR_NOT_NULL(row);
+        CU_ASSERT(row && strcmp(row->selftest, "fail") != 0);
+        CU_ASSERT(row && strstr(row->reason, "plugin bad, disabled by ") != NULL &&
+                  strstr(row->reason, "is not loaded: its vet failed") != NULL);
+        if (row && !strstr(row->reason, "is not loaded"))
+            fprintf(stderr, "%s: %s\n", late[round / 2], row->reason);
+        CU_ASSERT_PTR_NULL(mpce_registry_find(e, "prg-bad"));
+        for (size_t k = 0; k < e->n_modules; k++)
+            if (strstr(e->modules[k]->path, "bad.so"))
+                CU_ASSERT_PTR_NULL(e->modules[k]->handle);
+        if (round % 2 == 1) /* the cached verdict served: no helper ran */
             CU_ASSERT(strstr(log.text, "vetted out of process") == NULL);
         mpce_engine_free(e);
     }
@@ -1018,6 +1077,7 @@ int main(void)
         {"no helper: isolation off, in process", test_no_helper},
         {"a named helper that is missing: a warning", test_named_helper_missing},
         {"a helper with no verdict fails closed", test_unvetted_fails_closed},
+        {"a helper of another library version gives no verdict", test_helper_of_another_version},
         {"a disabled plugin's probe is not a fault", test_disabled_plugin},
         {"[tune] vet = no: in process, nothing cached", test_vet_off},
         {"the real modules pass their vet", test_real_modules},

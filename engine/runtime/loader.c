@@ -597,9 +597,22 @@ static mpce_status load_file(mpce_engine *e, const char *dir, const char *name)
         m->vet_failed = 1;
         report_skip(e, m);
         st = mpce_registry_keep_module(e, m);
+    } else if (vr == MPCE_VET_DISABLED) {
+        /* Its vet failed in its probe or later, which this configuration
+         * never runs; but the helper died there, so its destructors never
+         * ran out of process: nothing of it is run here, not even to learn
+         * its name, which the verdict already holds. */
+        const struct mpce_plugin_setting *ps = mpce_config_plugin(&e->cfg, v.plugin);
+        snprintf(m->sha256, sizeof(m->sha256), "%s", f.sha256);
+        m->size = f.size;
+        m->mtime = f.mtime;
+        set_reason(m, 0, "plugin %s, disabled by %s, is not loaded: its vet failed in code "
+                   "that it runs only when enabled (%.300s)", v.plugin,
+                   ps && ps->where ? ps->where : "configuration", v.reason);
+        report_skip(e, m);
+        st = mpce_registry_keep_module(e, m);
     } else {
-        /* OFF: isolation is off; DISABLED: its vet failed only in code a
-         * disabled plugin does not run, and the loader does not run it. */
+        /* OFF: isolation is off. */
         st = load_checked(e, m, &f, vr == MPCE_VET_PASS ? &v : NULL);
     }
     mpce_verdict_free(&v);

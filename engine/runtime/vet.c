@@ -59,6 +59,18 @@ static int finish(pid_t pid)
     return r == pid ? status : -1;
 }
 
+/* What stopped a vet that is this process's, not the module's: *no_memory
+ * says which (0: neither). */
+enum { SHORT_MEMORY = 1, SHORT_LIMIT = 2 };
+
+static int shortage(int err)
+{
+    if (err == ENOMEM)
+        return SHORT_MEMORY;
+    /* EINVAL: F_DUPFD asked for a descriptor above RLIMIT_NOFILE. */
+    return err == EMFILE || err == ENFILE || err == EAGAIN || err == EINVAL ? SHORT_LIMIT : 0;
+}
+
 /* Spawn the helper on f; its pid and the read end of its pipe, or -1 with
  * why. */
 static pid_t start(mpce_engine *e, const char *helper, const struct mpce_module_file *f,
@@ -86,7 +98,7 @@ static pid_t start(mpce_engine *e, const char *helper, const struct mpce_module_
 
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) != 0) {
-        *no_memory = errno == ENOMEM;
+        *no_memory = shortage(errno);
         snprintf(why, len, "pipe: %s", strerror(errno));
         return -1;
     }
@@ -95,6 +107,7 @@ static pid_t start(mpce_engine *e, const char *helper, const struct mpce_module_
     int wfd = fcntl(fds[1], F_DUPFD_CLOEXEC, 10), mfd = fcntl(f->fd, F_DUPFD_CLOEXEC, 10);
     close(fds[1]);
     if (wfd < 0 || mfd < 0) {
+        *no_memory = shortage(errno);
         snprintf(why, len, "fcntl(F_DUPFD): %s", strerror(errno));
         close(fds[0]);
         if (wfd >= 0)
@@ -110,7 +123,7 @@ static pid_t start(mpce_engine *e, const char *helper, const struct mpce_module_
     close(mfd);
     if (rc != 0) {
         close(fds[0]);
-        *no_memory = rc == ENOMEM;
+        *no_memory = shortage(rc);
         snprintf(why, len, "cannot start %s: %s", helper, strerror(rc));
         return -1;
     }
@@ -229,10 +242,14 @@ static enum mpce_vet_result unvetted(mpce_engine *e, const struct mpce_module_fi
     mpce_verdict_free(v);
     memset(v, 0, sizeof(*v));
     v->unvetted = 1;
-    v->no_memory = no_memory;
-    if (no_memory)
+    v->no_memory = no_memory == SHORT_MEMORY;
+    if (no_memory == SHORT_MEMORY)
         snprintf(v->reason, sizeof(v->reason), "could not be vetted: %.150s vet: %.140s (this "
                  "process ran out of memory; nothing is known of the module)", helper, why);
+    else if (no_memory == SHORT_LIMIT)
+        snprintf(v->reason, sizeof(v->reason), "could not be vetted: %.150s vet: %.100s (this "
+                 "process is at its limit of open files or processes: raise it, e.g. ulimit "
+                 "-n or -u; nothing is known of the module)", helper, why);
     else
         snprintf(v->reason, sizeof(v->reason), "could not be vetted: %.150s vet: %.140s; fix "
                  "[tune] helper or set [tune] vet = no", helper, why);

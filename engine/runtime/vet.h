@@ -48,7 +48,8 @@ enum mpce_vet_result {
     MPCE_VET_PASS,
     MPCE_VET_FAIL,
     MPCE_VET_DISABLED         /* failed only in code a disabled plugin never runs
-                               * ([plugin.NAME] enabled = no): load it as before */
+                               * ([plugin.NAME] enabled = no): not loaded, listed
+                               * as disabled (its destructors were never vetted) */
 };
 
 /*

@@ -10,10 +10,19 @@
 
 #include "engine/runtime/vet_report.h"
 
+void mpce_vet_engine_line(char *buf, size_t len)
+{
+    snprintf(buf, len, "engine %s abi %u.%u", mpce_version(), MPCE_PLUGIN_ABI_MAJOR,
+             MPCE_PLUGIN_ABI_MINOR);
+}
+
 void mpce_vet_report_line(void *arg, char *line)
 {
     struct mpce_vet_report *r = arg;
-    if (strncmp(line, "step ", 5) == 0) {
+    if (strncmp(line, "engine ", 7) == 0) {
+        if (!r->engine[0])
+            snprintf(r->engine, sizeof(r->engine), "%s", line);
+    } else if (strncmp(line, "step ", 5) == 0) {
         const char *s = line + 5;
         /* Whether the step under way runs only for an enabled plugin (its
          * probe and later); loading, the entry point and unloading (its
@@ -126,6 +135,21 @@ int mpce_vet_report_judge(struct mpce_vet_report *r, int status, int timed_out,
             snprintf(why, len, "it ended having said nothing");
         return -1;
     }
+    /* Another version's loader may refuse, or accept, what this one
+     * would not: its verdict is no verdict here. */
+    char mine[96];
+    mpce_vet_engine_line(mine, sizeof(mine));
+    if (strcmp(r->engine, mine) != 0) {
+        if (r->engine[0])
+            snprintf(why, len, "it is %.60s, this process's library is %.60s: install the "
+                     "matching mpcengine-probe, or name one in [tune] helper", r->engine + 7,
+                     mine + 7);
+        else
+            snprintf(why, len, "it did not say its engine version (an mpcengine-probe older "
+                     "than this library, %.60s): install the matching one, or name one in "
+                     "[tune] helper", mine + 7);
+        return -1;
+    }
     /* From here on the module's code ran in the helper: whatever happens,
      * the verdict is a fail unless the vet finished cleanly. Only what the
      * file itself did is cached; a timeout, SIGKILL (the OOM killer, or a
@@ -188,6 +212,7 @@ int mpce_vet_report_judge(struct mpce_vet_report *r, int status, int timed_out,
          * only this application exports): its code was never judged, so it
          * is not loaded here either (fail closed), and not cached. */
         v->cache = 0;
+        v->unvetted = 1; /* the reason is the whole story: no "failed its vet" */
         snprintf(v->reason, sizeof(v->reason), "could not be vetted: the probe helper could "
                  "not load it (%.160s); not a module: remove it; it needs a library: install "
                  "it; it needs this application's symbols: set [tune] vet = no (not cached)",

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The probe helper's report on a vet (tools/probe/vet.c writes it, one line
- * per event: "step S", "plugin NAME", "kat IMPL pass|fail REASON",
+ * per event: "engine V abi M.N" first, then "step S", "plugin NAME", "kat IMPL pass|fail REASON",
  * "skipped REASON", "fail REASON", "warn REASON", "error MESSAGE", "done")
  * and how its lines and the way the helper ended become a verdict. Apart
  * from the spawning (vet.c) so that the fuzz target (fuzz/fuzz_vet_report.c)
@@ -27,7 +27,13 @@ struct mpce_vet_report {
     int fail_late;           /* ... when the first `fail` was said */
     struct mpce_verdict *v;
     int probed;              /* a step from the probe on began at all */
+    char engine[96];         /* the helper's "engine V abi M.N", "" if unsaid */
 };
+
+/* This library's "engine V abi M.N" line: a helper of another version
+ * loads modules by other rules (a newer ABI minor it refuses, say), so its
+ * verdict says nothing of what this engine would run. */
+void mpce_vet_engine_line(char *buf, size_t len);
 
 /* One line of the report (an mpce_line_fn): arg is the report. Lines it
  * does not know are ignored; the helper may be newer. */

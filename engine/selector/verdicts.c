@@ -152,6 +152,8 @@ int mpce_verdict_parse(char *body, struct mpce_verdict *v)
         } else if (strcmp(line, "verdict pass") == 0) {
             v->pass = have_verdict = 1;
         } else if (strncmp(line, "verdict fail ", 13) == 0) {
+            if (!line[13])
+                return -1; /* a fail says why; the writer never leaves it out */
             v->pass = 0;
             have_verdict = 1;
             snprintf(v->reason, sizeof(v->reason), "%s", line + 13);

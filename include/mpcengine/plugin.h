@@ -23,11 +23,13 @@
  * init, each implementation's probe and self-test, then fini. A module that
  * crashes, aborts, calls exit(), hangs past [tune] vet_timeout, or leaves
  * descriptors open after its constructors, entry point or probe (nothing is
- * started yet that could own them) fails there and is never loaded into
- * the application; one that keeps descriptors from init on is warned
- * about (a device runtime may hold its driver open for the process's
- * life). So constructors, the entry point and probe run at least twice,
- * in two processes: keep them free of effects outside the process.
+ * started yet that could own them), or on each of two runs of a self-test,
+ * fails there and is never loaded into the application; one that keeps
+ * descriptors from init on, or opens some on a self-test's first run only,
+ * is warned about (a device runtime may hold its driver open for the
+ * process's life). So constructors, the entry point, probe, init, the
+ * implementations' probes and fini run at least twice, in two processes:
+ * keep them free of effects outside the process.
  *
  * Versioning (SQLite's VFS rule). Every struct begins with its own size and
  * only grows at the end; a minor version adds fields or ops, a major changes

@@ -14,6 +14,9 @@
  *          ENVREFUSE prg ecb, but the implementation's probe refuses it while
  *                    MPCE_TEST_REFUSE or MPCENGINE_TEST_REFUSE is set: an
  *                    implementation a vet never saw (another environment)
+ *          PROBEDTOR the plugin's probe and a destructor both (the helper
+ *                    dies in the probe, so the destructor is never vetted)
+ *          NOINIT    SELFTEST, in a plugin that has no init
  *          NONE      nowhere: plugin "okay", a module that behaves
  *   HOW    SEGV      a store into read-only memory (a real fault, not raise())
  *          ABORT     abort()
@@ -34,6 +37,14 @@
 #include <unistd.h>
 
 #include "tests/modules/evp_prg.h"
+
+#if defined(BAD_WHERE_PROBEDTOR)
+#define BAD_WHERE_PROBE 1
+#define BAD_WHERE_DTOR 1
+#endif
+#if defined(BAD_WHERE_NOINIT) /* SELFTEST, in a plugin without init */
+#define BAD_WHERE_SELFTEST 1
+#endif
 
 #if defined(BAD_WHERE_NONE)
 #define PLUGIN_NAME "okay"
@@ -120,6 +131,7 @@ static int bad_probe(const struct mpce_host *host, char *why, size_t len)
     return 0;
 }
 
+#if !defined(BAD_WHERE_NOINIT)
 static int bad_init(const struct mpce_host *host, void **state, char *why, size_t len)
 {
     (void)host;
@@ -131,6 +143,7 @@ static int bad_init(const struct mpce_host *host, void **state, char *why, size_
 #endif
     return 0;
 }
+#endif
 
 static int bad_impl_probe(void *module_state, char *why, size_t len)
 {
@@ -168,7 +181,9 @@ static const struct mpce_plugin plugin = {
     .name = PLUGIN_NAME,
     .version = "1",
     .probe = bad_probe,
+#if !defined(BAD_WHERE_NOINIT)
     .init = bad_init,
+#endif
     .n_impls = 1,
     .impls = impls,
 };
