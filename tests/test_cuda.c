@@ -5,7 +5,8 @@
  * backend through the public API on host memory (PRG ecb/ctr/mmo in both
  * AES variants at odd lengths, misaligned, and long enough to take the
  * staged pipeline; NTT forward/inverse/mul at one-kernel and multi-pass
- * degrees with RNS; the LPN fold at b13's table), and an NTT -> mul ->
+ * degrees with RNS; the LPN fold at b13's table; DPF gen, point, many-key,
+ * batch and full-domain evaluation in both groups), and an NTT -> mul ->
  * inverse chain on cuda0 buffers. Without a usable device (no driver, no
  * GPU) it prints "skipped: no CUDA device" with the module's reason and
  * exits 77, which automake counts as SKIP: the kernels' logic is tested
@@ -28,7 +29,8 @@
 
 static mpce_engine *engine;
 
-static const char *const cuda_impls[] = {"prg-cuda", "prg-cuda-ttable", "ntt-cuda", "lpn-cuda"};
+static const char *const cuda_impls[] = {"prg-cuda", "prg-cuda-ttable", "ntt-cuda", "lpn-cuda",
+                                         "dpf-cuda"};
 #define NCUDA (sizeof cuda_impls / sizeof cuda_impls[0])
 
 static const mpce_impl_info *find_row(const mpce_impl_info *rows, size_t n, const char *impl)
@@ -251,6 +253,89 @@ static void test_lpn(void)
     CU_ASSERT(lpn_compare(19, ((size_t)1 << 20) + 3, 77)); /* staged, chunked */
 }
 
+/* ---- DPF ---- */
+
+static int dpf_compare(unsigned bits, mpce_dpf_group group, size_t nkeys)
+{
+    mpce_dpf *ctx;
+    const size_t osz = mpce_dpf_output_size(group);
+    const uint64_t mask = bits == 64 ? UINT64_MAX : ((uint64_t)1 << bits) - 1;
+    mpce_dpf_key **k0 = calloc(nkeys, sizeof(*k0)), **k1 = calloc(nkeys, sizeof(*k1));
+    mpce_dpf_key **g0 = calloc(nkeys, sizeof(*g0)), **g1 = calloc(nkeys, sizeof(*g1));
+    uint64_t *pts = malloc(8 * nkeys), st = bits * 7 + group;
+    uint8_t *want = malloc(osz * nkeys), *got = malloc(osz * nkeys);
+    uint8_t beta[16], s0[16], s1[16], a[2048], b[2048];
+    int ok = 1;
+    CU_ASSERT_FATAL(k0 && k1 && g0 && g1 && pts && want && got);
+    CU_ASSERT_FATAL(mpce_dpf_new(engine, bits, group, NULL, NULL, &ctx) == MPCE_OK);
+    for (size_t j = 0; j < nkeys; j++) {
+        const uint64_t alpha = tu_splitmix64(&st) & mask;
+        tu_splitmix_bytes(st + j, beta, 16);
+        tu_splitmix_bytes(st + j + 1, s0, 16);
+        tu_splitmix_bytes(st + j + 2, s1, 16);
+        s0[12] &= 0xfe;
+        s1[12] &= 0xfe;
+        pts[j] = j % 2 ? alpha : tu_splitmix64(&st) & mask;
+        ok &= mpce_dpf_gen(ctx, "dpf-soft", alpha, beta, s0, s1, &k0[j], &k1[j]) == MPCE_OK;
+        ok &= mpce_dpf_gen(ctx, "dpf-cuda", alpha, beta, s0, s1, &g0[j], &g1[j]) == MPCE_OK;
+        size_t la = 0, lb = 0;
+        ok &= mpce_dpf_key_serialize(k1[j], a, sizeof a, &la) == MPCE_OK;
+        ok &= mpce_dpf_key_serialize(g1[j], b, sizeof b, &lb) == MPCE_OK;
+        ok &= la == lb && memcmp(a, b, la) == 0;
+    }
+    ok &= mpce_dpf_eval_keys(ctx, "dpf-soft", (const mpce_dpf_key *const *)k1, pts, nkeys,
+                             want) == MPCE_OK;
+    ok &= mpce_dpf_eval_keys(ctx, "dpf-cuda", (const mpce_dpf_key *const *)k1, pts, nkeys, got) ==
+          MPCE_OK;
+    ok &= memcmp(got, want, osz * nkeys) == 0;
+    mpce_dpf_keys *batch;
+    ok &= mpce_dpf_keys_new(ctx, (const mpce_dpf_key *const *)k0, nkeys, &batch) == MPCE_OK;
+    ok &= mpce_dpf_eval_batch(ctx, "dpf-soft", batch, 1, pts, nkeys - 1, want) == MPCE_OK;
+    ok &= mpce_dpf_eval_batch(ctx, "dpf-cuda", batch, 1, pts, nkeys - 1, got) == MPCE_OK;
+    ok &= memcmp(got, want, osz * (nkeys - 1)) == 0;
+    mpce_dpf_keys_free(batch);
+    ok &= mpce_dpf_eval(ctx, "dpf-soft", k0[0], pts, nkeys, want) == MPCE_OK;
+    ok &= mpce_dpf_eval(ctx, "dpf-cuda", k0[0], pts, nkeys, got) == MPCE_OK;
+    ok &= memcmp(got, want, osz * nkeys) == 0;
+    if (bits <= 22) {
+        const size_t len = osz << bits;
+        uint8_t *w = malloc(len), *g = malloc(len);
+        CU_ASSERT_FATAL(w && g);
+        ok &= mpce_dpf_evalall(ctx, "dpf-soft", k1[0], w, len) == MPCE_OK;
+        ok &= mpce_dpf_evalall(ctx, "dpf-cuda", k1[0], g, len) == MPCE_OK;
+        ok &= memcmp(g, w, len) == 0;
+        free(w);
+        free(g);
+    }
+    if (!ok)
+        fprintf(stderr, "  dpf-cuda differs from dpf-soft: bits %u, group %d: %s\n", bits,
+                (int)group, mpce_last_error());
+    for (size_t j = 0; j < nkeys; j++) {
+        mpce_dpf_key_free(k0[j]);
+        mpce_dpf_key_free(k1[j]);
+        mpce_dpf_key_free(g0[j]);
+        mpce_dpf_key_free(g1[j]);
+    }
+    free(k0);
+    free(k1);
+    free(g0);
+    free(g1);
+    free(pts);
+    free(want);
+    free(got);
+    mpce_dpf_free(ctx);
+    return ok;
+}
+
+static void test_dpf(void)
+{
+    static const unsigned bits[] = {1, 7, 20, 22, 40, 64};
+    for (size_t i = 0; i < sizeof bits / sizeof bits[0]; i++) {
+        CU_ASSERT(dpf_compare(bits[i], MPCE_DPF_BYTES, 37));
+        CU_ASSERT(dpf_compare(bits[i], MPCE_DPF_U64, 1000));
+    }
+}
+
 int main(void)
 {
     char *conf = tu_write_temp("[engine]\nallow_variable_time = yes\n[tune]\nvet = no\n");
@@ -290,6 +375,7 @@ int main(void)
         {"NTT against soft (one kernel, multi-pass, staged)", test_ntt},
         {"NTT -> mul -> inverse on cuda0 buffers", test_device_chain},
         {"LPN fold against soft (b13 table, staged)", test_lpn},
+        {"DPF gen and evaluations against soft", test_dpf},
         {NULL, NULL},
     };
     int rc = tu_main("cuda module on the GPU", tests);

@@ -7,7 +7,9 @@
  * shapes: PRG ecb/ctr/mmo in both AES variants at every length up to 70
  * and a few long ones, misaligned; NTT forward, inverse and mul for one
  * kernel (N <= 4096) and for the multi-pass path (up to N = 2^17), RNS
- * with a repeated modulus; the LPN fold at tail lengths and b13's table.
+ * with a repeated modulus; the LPN fold at tail lengths and b13's table;
+ * DPF gen, point evaluation (one key at many points, many keys) and
+ * full-domain evaluation in several chunks, both groups, both parties.
  * Built and run by `make check` on every machine: it needs no nvcc.
  */
 #include "config.h"
@@ -17,7 +19,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/spec/dpf_key.h"
 #include "engine/spec/ntt_params.h"
+#include "plugins/cuda/dpf_keys.h"
+#include "plugins/cuda/k_dpf.h"
 #include "plugins/cuda/k_lpn.h"
 #include "plugins/cuda/k_ntt.h"
 #include "plugins/cuda/k_prg.h"
@@ -238,6 +243,171 @@ static void test_lpn(void)
     CU_ASSERT(lpn_case(19, 8192, 5));
 }
 
+/* ---- DPF ---- */
+
+#define NDPF 11
+
+struct emu_dpf {
+    uint64_t rk[2 * CUDA_BS_RK_WORDS];
+    struct cudak_dpf d;
+};
+
+static void emu_dpf_init(struct emu_dpf *e, unsigned bits, unsigned group, const uint8_t *kl,
+                         const uint8_t *kr)
+{
+    kd_bs_expand(kl, e->rk);
+    kd_bs_expand(kr, e->rk + CUDA_BS_RK_WORDS);
+    e->d = (struct cudak_dpf){.bits = bits, .group = group, .rk = e->rk};
+}
+
+static int dpf_case(unsigned bits, unsigned group)
+{
+    uint8_t kl[16], kr[16], beta[16], s0[NDPF][16], s1[NDPF][16];
+    uint64_t alpha[NDPF], points[NDPF], many[67], beta64[NDPF];
+    mpce_dpf *ctx;
+    mpce_dpf_key *k[2][NDPF];
+    struct emu_dpf e;
+    const uint64_t mask = bits == 64 ? UINT64_MAX : ((uint64_t)1 << bits) - 1;
+    const size_t osz = group ? 8 : 16;
+    uint8_t want[67 * 16], got[67 * 16];
+    uint64_t st = bits * 31u + group;
+    int ok = 1;
+
+    tu_splitmix_bytes(bits, kl, 16);
+    tu_splitmix_bytes(bits + 100, kr, 16);
+    tu_splitmix_bytes(bits + 200, beta, 16);
+    tu_splitmix_bytes(bits + 300, s0, sizeof s0);
+    tu_splitmix_bytes(bits + 400, s1, sizeof s1);
+    CU_ASSERT_FATAL(mpce_dpf_new(tu_engine(0), bits, (mpce_dpf_group)group, kl, kr, &ctx) ==
+                    MPCE_OK);
+    emu_dpf_init(&e, bits, group, kl, kr);
+    for (size_t j = 0; j < NDPF; j++) {
+        s0[j][12] &= 0xfe;
+        s1[j][12] &= 0xfe;
+        alpha[j] = tu_splitmix64(&st) & mask;
+        points[j] = j % 3 == 0 ? alpha[j] : tu_splitmix64(&st) & mask;
+        beta64[j] = tu_splitmix64(&st);
+        if (group)
+            ok &= mpce_dpf_gen_u64(ctx, "dpf-soft", alpha[j], beta64[j], s0[j], s1[j],
+                                   &k[0][j], &k[1][j]) == MPCE_OK;
+        else
+            ok &= mpce_dpf_gen(ctx, "dpf-soft", alpha[j], beta, s0[j], s1[j], &k[0][j],
+                               &k[1][j]) == MPCE_OK;
+    }
+    CU_ASSERT_FATAL(ok);
+
+    /* Gen: every correction the soft backend wrote. beta reaches a plugin
+     * as 16 bytes: bytes with its t-bit clear, u64 as 8 LE bytes and 8 zeros. */
+    {
+        uint32_t b4[NDPF][4], a4[NDPF][4], c4[NDPF][4], cws[NDPF][64][4], cwo[NDPF][4];
+        uint64_t trs[NDPF];
+        for (size_t j = 0; j < NDPF; j++) {
+            if (group) {
+                b4[j][0] = (uint32_t)beta64[j];
+                b4[j][1] = (uint32_t)(beta64[j] >> 32);
+                b4[j][2] = b4[j][3] = 0;
+            } else {
+                memcpy(b4[j], beta, 16);
+                b4[j][3] &= ~1u;
+            }
+            memcpy(a4[j], s0[j], 16);
+            memcpy(c4[j], s1[j], 16);
+        }
+        cudak_dpf_gen(NULL, &e.d, NDPF, alpha, &b4[0][0], &a4[0][0], &c4[0][0], &cws[0][0][0],
+                      trs, &cwo[0][0]);
+        for (size_t j = 0; j < NDPF; j++) {
+            const struct mpce_dpf_key_v1 *kv = &k[0][j]->k;
+            for (unsigned i = 0; i < bits; i++)
+                ok &= memcmp(cws[j][i], kv->cw_s[i], 16) == 0;
+            ok &= trs[j] == cuda_dpf_tr_word(kv->cw_tr);
+            ok &= memcmp(cwo[j], kv->cw_out, 16) == 0;
+        }
+        if (!ok)
+            fprintf(stderr, "  DPF gen kernel differs from dpf-soft: bits %u, group %u\n", bits,
+                    group);
+    }
+
+    /* Many keys, one point each (both parties' keys). */
+    for (int party = 0; party < 2; party++) {
+        const struct mpce_dpf_key_v1 *kv[NDPF];
+        struct cuda_dpf_host_keys t = {0};
+        for (size_t j = 0; j < NDPF; j++)
+            kv[j] = &k[party][j]->k;
+        CU_ASSERT_FATAL(cuda_dpf_keys_build(kv, NDPF, bits, &t) == 0);
+        const struct cudak_dpf_keys dk = cuda_dpf_keys_view(&t, t.bytes);
+        ok &= mpce_dpf_eval_keys(ctx, "dpf-soft", (const mpce_dpf_key *const *)k[party], points,
+                                 NDPF, want) == MPCE_OK;
+        memset(got, 0xA5, sizeof got);
+        cudak_dpf_eval(NULL, &e.d, &dk, 1, points, NDPF, got);
+        ok &= memcmp(got, want, NDPF * osz) == 0 && got[NDPF * osz] == 0xA5;
+        free(t.bytes);
+    }
+    if (!ok)
+        fprintf(stderr, "  DPF many-key eval differs from dpf-soft: bits %u, group %u\n", bits,
+                group);
+
+    /* One key at many points. */
+    {
+        const struct mpce_dpf_key_v1 *kv[1] = {&k[1][2]->k};
+        struct cuda_dpf_host_keys t = {0};
+        for (size_t i = 0; i < 67; i++)
+            many[i] = i % 5 == 0 ? alpha[2] : tu_splitmix64(&st) & mask;
+        CU_ASSERT_FATAL(cuda_dpf_keys_build(kv, 1, bits, &t) == 0);
+        const struct cudak_dpf_keys dk = cuda_dpf_keys_view(&t, t.bytes);
+        ok &= mpce_dpf_eval(ctx, "dpf-soft", k[1][2], many, 67, want) == MPCE_OK;
+        cudak_dpf_eval(NULL, &e.d, &dk, 0, many, 67, got);
+        ok &= memcmp(got, want, 67 * osz) == 0;
+        free(t.bytes);
+        if (!ok)
+            fprintf(stderr, "  DPF one-key eval differs from dpf-soft: bits %u, group %u\n",
+                    bits, group);
+    }
+
+    /* Full domain, in chunks of 2^min(bits, 5) leaves. */
+    if (bits <= 14) {
+        const size_t leaves = (size_t)1 << bits;
+        const unsigned cl = bits < 5 ? bits : 5;
+        uint8_t *w = malloc(leaves * osz), *g = malloc(leaves * osz);
+        uint8_t *na = malloc(16u << cl), *nb = malloc(16u << cl);
+        CU_ASSERT_FATAL(w && g && na && nb);
+        for (int party = 0; party < 2; party++) {
+            const struct mpce_dpf_key_v1 *kv[1] = {&k[party][0]->k};
+            struct cuda_dpf_host_keys t = {0};
+            CU_ASSERT_FATAL(cuda_dpf_keys_build(kv, 1, bits, &t) == 0);
+            const struct cudak_dpf_keys dk = cuda_dpf_keys_view(&t, t.bytes);
+            ok &= mpce_dpf_evalall(ctx, "dpf-soft", k[party][0], w, leaves * osz) == MPCE_OK;
+            for (size_t c = 0; c < leaves >> cl; c++) {
+                const uint64_t root = (uint64_t)c << cl;
+                cudak_dpf_evalall_chunk(NULL, &e.d, &dk, &root, cl, na, nb,
+                                        g + (c << cl) * osz);
+            }
+            ok &= memcmp(g, w, leaves * osz) == 0;
+            free(t.bytes);
+        }
+        if (!ok)
+            fprintf(stderr, "  DPF full-domain eval differs from dpf-soft: bits %u, group %u\n",
+                    bits, group);
+        free(w);
+        free(g);
+        free(na);
+        free(nb);
+    }
+    for (size_t j = 0; j < NDPF; j++) {
+        mpce_dpf_key_free(k[0][j]);
+        mpce_dpf_key_free(k[1][j]);
+    }
+    mpce_dpf_free(ctx);
+    return ok;
+}
+
+static void test_dpf(void)
+{
+    static const unsigned bits[] = {1, 2, 5, 8, 12, 13, 20, 33, 64};
+    for (size_t i = 0; i < sizeof bits / sizeof bits[0]; i++)
+        for (unsigned group = 0; group < 2; group++)
+            CU_ASSERT(dpf_case(bits[i], group));
+}
+
 int main(void)
 {
     static const struct tu_test tests[] = {
@@ -245,6 +415,7 @@ int main(void)
         {"NTT N <= 4096 (one shared-memory kernel), emulated grid", test_ntt_one_kernel},
         {"NTT N 8192 .. 2^17 (global passes), emulated grid", test_ntt_multi_pass},
         {"LPN fold, emulated grid", test_lpn},
+        {"DPF gen, eval, many-key eval, full domain, emulated grid", test_dpf},
         {NULL, NULL},
     };
     return tu_main("cuda kernels on the emulated grid", tests);

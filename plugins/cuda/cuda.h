@@ -47,6 +47,7 @@ extern const struct mpce_device cuda_device0;
 extern const struct mpce_prg_ops cuda_prg_bs_ops, cuda_prg_tt_ops;
 extern const struct mpce_ntt_ops cuda_ntt_ops;
 extern const struct mpce_lpn_ops cuda_lpn_ops;
+extern const struct mpce_dpf_ops cuda_dpf_ops;
 
 /* The stream a device-memory call runs on. */
 static inline cudaStream_t cuda_call_stream(const struct cuda_module *m,

@@ -187,6 +187,35 @@ KD_HOSTDEV void kd_bs_encrypt(uint64_t q[8], const uint64_t *rk)
     kd_ortho(q);
 }
 
+/* The same with a key per block position: block b is encrypted under rkb
+ * where bit b of `sel` is set, else under rka. The round keys are mixed
+ * through plane masks (block b holds bits 4c + 16r + b of every plane),
+ * so which key a block took is never a branch or an index. */
+KD_HOSTDEV void kd_bs_encrypt_sel(uint64_t q[8], const uint64_t *rka, const uint64_t *rkb,
+                                  unsigned sel)
+{
+    uint64_t m = 0;
+    for (unsigned b = 0; b < 4; b++)
+        m |= (0x1111111111111111ull << b) & (0ull - (uint64_t)((sel >> b) & 1u));
+#define KD_RK(w) (rka[w] ^ ((rka[w] ^ rkb[w]) & m))
+    kd_ortho(q);
+    for (unsigned i = 0; i < 8; i++)
+        q[i] ^= KD_RK(i);
+    for (unsigned r = 1; r < CUDA_AES_ROUNDS; r++) {
+        kd_bs_sbox(q);
+        for (unsigned i = 0; i < 8; i++)
+            q[i] = kd_bs_shift_rows_word(q[i]);
+        kd_bs_mix_columns(q);
+        for (unsigned i = 0; i < 8; i++)
+            q[i] ^= KD_RK(8 * r + i);
+    }
+    kd_bs_sbox(q);
+    for (unsigned i = 0; i < 8; i++)
+        q[i] = kd_bs_shift_rows_word(q[i]) ^ KD_RK(8 * CUDA_AES_ROUNDS + i);
+    kd_ortho(q);
+#undef KD_RK
+}
+
 /* SubWord through the same circuit (key expansion). */
 KD_HOSTDEV uint32_t kd_bs_sub_word(uint32_t x)
 {

@@ -53,6 +53,24 @@ struct cudak_ntt {
     const uint32_t *rowmod;
 };
 
+/* A DPF context: domain bits, group (0 bytes, 1 u64) and the bitsliced
+ * schedules of kL then kR (2 * CUDA_BS_RK_WORDS words). */
+struct cudak_dpf {
+    unsigned bits, group;
+    const uint64_t *rk;
+};
+
+/* Keys laid out level-major (struct mpce_dpf_batch_v1's layout): key j's
+ * seed at seed + 4j, its level-i correction word at cw_s + 4 (i nkeys + j). */
+struct cudak_dpf_keys {
+    size_t nkeys;
+    const uint32_t *seed;
+    const uint8_t *party;
+    const uint64_t *cw_tr;
+    const uint32_t *cw_out;
+    const uint32_t *cw_s;
+};
+
 /* Words of an NTT row that one block keeps in shared memory (32 KiB): rows
  * up to this long take one kernel, longer ones first (forward) or last
  * (inverse) go through one global pass per stage whose butterflies span
@@ -79,6 +97,22 @@ KD_LAUNCHER void cudak_ntt_mul(cudak_stream s, const struct cudak_ntt *d, const 
 KD_LAUNCHER int cudak_image_check(void);
 KD_LAUNCHER void cudak_lpn_fold(cudak_stream s, const uint32_t *stream, unsigned logk,
                                 const uint8_t *table, uint8_t *out, size_t n);
+/* n walks: item j is key j * key_step at points[j], out[j] its output. */
+KD_LAUNCHER void cudak_dpf_eval(cudak_stream s, const struct cudak_dpf *d,
+                                const struct cudak_dpf_keys *keys, unsigned key_step,
+                                const uint64_t *points, size_t n, uint8_t *out);
+/* Key 0's outputs for the 2^chunk_log leaves below the node that
+ * *root_point's high bits lead to (a device word); a, b: scratch of
+ * 2^chunk_log nodes each. */
+KD_LAUNCHER void cudak_dpf_evalall_chunk(cudak_stream s, const struct cudak_dpf *d,
+                                         const struct cudak_dpf_keys *keys,
+                                         const uint64_t *root_point, unsigned chunk_log,
+                                         uint8_t *a, uint8_t *b, uint8_t *out);
+/* n key pairs (gen): per pair 64 seed-correction slots of 4 words, the tRCW
+ * bits and the output correction (4 words). */
+KD_LAUNCHER void cudak_dpf_gen(cudak_stream s, const struct cudak_dpf *d, size_t n,
+                               const uint64_t *alpha, const uint32_t *beta, const uint32_t *s0,
+                               const uint32_t *s1, uint32_t *cws, uint64_t *trs, uint32_t *cwout);
 #endif
 
 #endif

@@ -163,8 +163,10 @@ IMPL(prg_cuda_tt, MPCE_PRIM_PRG, "prg-cuda-ttable", 440, MPCE_IMPL_VARIABLE_TIME
      &cuda_prg_tt_ops);
 IMPL(ntt_cuda, MPCE_PRIM_NTT, "ntt-cuda", 450, MPCE_IMPL_CONSTANT_TIME, &cuda_ntt_ops);
 IMPL(lpn_cuda, MPCE_PRIM_LPN, "lpn-cuda", 450, MPCE_IMPL_CONSTANT_TIME, &cuda_lpn_ops);
+IMPL(dpf_cuda, MPCE_PRIM_DPF, "dpf-cuda", 450, MPCE_IMPL_CONSTANT_TIME, &cuda_dpf_ops);
 
-static const struct mpce_impl *const impls[] = {&prg_cuda, &prg_cuda_tt, &ntt_cuda, &lpn_cuda};
+static const struct mpce_impl *const impls[] = {&prg_cuda, &prg_cuda_tt, &ntt_cuda, &lpn_cuda,
+                                                &dpf_cuda};
 static const struct mpce_device *const devices[] = {&cuda_device0};
 
 static const struct mpce_plugin plugin = {
