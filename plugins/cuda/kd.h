@@ -39,18 +39,20 @@
 #define KD_KERNEL(name, ...) static __global__ void name(__VA_ARGS__)
 #define KD_SHARED __shared__
 #define KD_RESTRICT __restrict__
-#define KD_BID ((size_t)blockIdx.x + (size_t)blockIdx.y * gridDim.x)
+#define KD_BID ((size_t)blockIdx.x)
 #define KD_BDIM ((unsigned)blockDim.x)
 #define KD_THREADS for (unsigned kd_tid = threadIdx.x, kd_once = 1; kd_once; kd_once = 0)
 #define KD_SYNC() __syncthreads()
 #define KD_MULHI64(a, b) __umul64hi((a), (b))
-/* Blocks in x up to 2^31 - 1; larger grids spill into y (KD_BID folds it). */
+/* A one-dimensional grid of exactly nblocks blocks (x takes up to 2^31 - 1,
+ * more than any call here needs), so that a kernel without an index guard,
+ * such as one block per NTT row, never meets a block past its data; no
+ * launch at all for 0 blocks, which CUDA refuses. */
 #define KD_LAUNCH(kern, nblocks, nthreads, stream, ...)                                    \
     do {                                                                                   \
         const size_t kd_nb_ = (nblocks);                                                   \
-        dim3 kd_grid_((unsigned)(kd_nb_ < 65535u ? kd_nb_ : 65535u),                      \
-                      (unsigned)((kd_nb_ + 65534u) / 65535u));                            \
-        kern<<<kd_grid_, (nthreads), 0, (stream)>>>(__VA_ARGS__);                           \
+        if (kd_nb_ != 0)                                                                   \
+            kern<<<(unsigned)kd_nb_, (nthreads), 0, (stream)>>>(__VA_ARGS__);              \
     } while (0)
 
 #else /* emulated: plain C11 */
