@@ -10,7 +10,8 @@
  * that size: the forward stages whose butterflies span more than a chunk
  * run first, one global pass each, after which every chunk is independent
  * and finishes in shared memory; the inverse runs the same way backwards.
- * N = 2^17 is then 5 global passes and one shared pass.
+ * Global passes take two stages at a time (4 words per thread), so
+ * N = 2^16 is 2 global passes and one shared pass, N = 2^17 three.
  */
 #ifndef MPCE_CUDA_K_NTT_H
 #define MPCE_CUDA_K_NTT_H
@@ -67,6 +68,45 @@ KD_KERNEL(kd_ntt_fwd_pass, struct cudak_ntt d, const uint64_t *src, uint64_t *ds
         const uint64_t v = kd_mul_lazy(src[y], wt[m + i], wt[d.n + m + i], q);
         dst[x] = u + v;
         dst[y] = u - v + q2;
+    }
+}
+
+/* Two forward stages, gaps g and g/2, in one global pass: the 4 words a,
+ * a + g/2, a + g, a + 3g/2 are closed under both, so a thread takes them
+ * through both with the arithmetic of two single passes. */
+KD_KERNEL(kd_ntt_fwd_pass4, struct cudak_ntt d, const uint64_t *src, uint64_t *dst, size_t rows,
+          size_t g)
+{
+    KD_THREADS
+    {
+        const size_t quarter = d.n / 4, h = g / 2;
+        const size_t t = KD_BID * KD_BDIM + kd_tid;
+        if (t >= rows * quarter)
+            continue;
+        const size_t row = t / quarter, b = t % quarter;
+        const size_t i = b / h, j = b % h, m = d.n / (2 * g);
+        const uint32_t mi = d.rowmod[row % d.l];
+        const uint64_t q = d.mods[mi].q, q2 = 2 * q;
+        const uint64_t *wt = d.words + 4 * d.n * mi;
+        const size_t a = row * d.n + 2 * i * g + j;
+        uint64_t x0 = src[a], x1 = src[a + h], x2 = src[a + g], x3 = src[a + g + h];
+        const uint64_t w = wt[m + i], ws = wt[d.n + m + i];
+        uint64_t u = kd_csub(x0, q2), v = kd_mul_lazy(x2, w, ws, q);
+        x0 = u + v;
+        x2 = u - v + q2;
+        u = kd_csub(x1, q2);
+        v = kd_mul_lazy(x3, w, ws, q);
+        x1 = u + v;
+        x3 = u - v + q2;
+        const size_t m2 = 2 * m;
+        u = kd_csub(x0, q2);
+        v = kd_mul_lazy(x1, wt[m2 + 2 * i], wt[d.n + m2 + 2 * i], q);
+        dst[a] = u + v;
+        dst[a + h] = u - v + q2;
+        u = kd_csub(x2, q2);
+        v = kd_mul_lazy(x3, wt[m2 + 2 * i + 1], wt[d.n + m2 + 2 * i + 1], q);
+        dst[a + g] = u + v;
+        dst[a + g + h] = u - v + q2;
     }
 }
 
@@ -182,6 +222,34 @@ KD_KERNEL(kd_ntt_inv_pass, struct cudak_ntt d, uint64_t *a, size_t rows, size_t 
     }
 }
 
+/* Two inverse stages, gaps g and 2g, in one global pass (the words a, a + g,
+ * a + 2g, a + 3g). */
+KD_KERNEL(kd_ntt_inv_pass4, struct cudak_ntt d, uint64_t *a, size_t rows, size_t g)
+{
+    KD_THREADS
+    {
+        const size_t quarter = d.n / 4;
+        const size_t t = KD_BID * KD_BDIM + kd_tid;
+        if (t >= rows * quarter)
+            continue;
+        const size_t row = t / quarter, b = t % quarter;
+        const size_t i4 = b / g, j = b % g;
+        const uint32_t mi = d.rowmod[row % d.l];
+        const struct cudak_ntt_mod *md = &d.mods[mi];
+        const uint64_t *wt = d.words + 4 * d.n * mi;
+        uint64_t *x = a + row * d.n + 4 * i4 * g + j;
+        uint64_t x0 = x[0], x1 = x[g], x2 = x[2 * g], x3 = x[3 * g];
+        kd_ntt_inv_bfly(&d, md, wt, g, 2 * i4, &x0, &x1);
+        kd_ntt_inv_bfly(&d, md, wt, g, 2 * i4 + 1, &x2, &x3);
+        kd_ntt_inv_bfly(&d, md, wt, 2 * g, i4, &x0, &x2);
+        kd_ntt_inv_bfly(&d, md, wt, 2 * g, i4, &x1, &x3);
+        x[0] = x0;
+        x[g] = x1;
+        x[2 * g] = x2;
+        x[3 * g] = x3;
+    }
+}
+
 KD_KERNEL(kd_ntt_mul_k, struct cudak_ntt d, const uint64_t *a, const uint64_t *b, uint64_t *out,
           size_t words)
 {
@@ -209,10 +277,16 @@ KD_LAUNCHER void cudak_ntt_forward(cudak_stream s, const struct cudak_ntt *d, co
     const size_t c = d->n < CUDAK_NTT_SMEM_WORDS ? d->n : CUDAK_NTT_SMEM_WORDS;
     const uint64_t *src = in;
     const size_t bfly = rows * (d->n / 2);
-    for (size_t g = d->n / 2; g > c / 2; g /= 2) {
-        KD_LAUNCH(kd_ntt_fwd_pass, kd_ceil_div(bfly, KD_NTT_GLOBAL_THREADS),
-                  KD_NTT_GLOBAL_THREADS, s, *d, src, out, rows, g);
-        src = out;
+    for (size_t g = d->n / 2; g > c / 2; src = out) {
+        if (g / 2 > c / 2) {
+            KD_LAUNCH(kd_ntt_fwd_pass4, kd_ceil_div(bfly / 2, KD_NTT_GLOBAL_THREADS),
+                      KD_NTT_GLOBAL_THREADS, s, *d, src, out, rows, g);
+            g /= 4;
+        } else {
+            KD_LAUNCH(kd_ntt_fwd_pass, kd_ceil_div(bfly, KD_NTT_GLOBAL_THREADS),
+                      KD_NTT_GLOBAL_THREADS, s, *d, src, out, rows, g);
+            g /= 2;
+        }
     }
     KD_LAUNCH(kd_ntt_fwd_smem, rows * (d->n / c), kd_ntt_block_threads(d->n), s, *d, src, out);
 }
@@ -223,9 +297,17 @@ KD_LAUNCHER void cudak_ntt_inverse(cudak_stream s, const struct cudak_ntt *d, co
     const size_t c = d->n < CUDAK_NTT_SMEM_WORDS ? d->n : CUDAK_NTT_SMEM_WORDS;
     const size_t bfly = rows * (d->n / 2);
     KD_LAUNCH(kd_ntt_inv_smem, rows * (d->n / c), kd_ntt_block_threads(d->n), s, *d, in, out);
-    for (size_t g = c; g < d->n; g *= 2)
-        KD_LAUNCH(kd_ntt_inv_pass, kd_ceil_div(bfly, KD_NTT_GLOBAL_THREADS),
-                  KD_NTT_GLOBAL_THREADS, s, *d, out, rows, g);
+    for (size_t g = c; g < d->n;) {
+        if (2 * g < d->n) {
+            KD_LAUNCH(kd_ntt_inv_pass4, kd_ceil_div(bfly / 2, KD_NTT_GLOBAL_THREADS),
+                      KD_NTT_GLOBAL_THREADS, s, *d, out, rows, g);
+            g *= 4;
+        } else {
+            KD_LAUNCH(kd_ntt_inv_pass, kd_ceil_div(bfly, KD_NTT_GLOBAL_THREADS),
+                      KD_NTT_GLOBAL_THREADS, s, *d, out, rows, g);
+            g *= 2;
+        }
+    }
 }
 
 KD_LAUNCHER void cudak_ntt_mul(cudak_stream s, const struct cudak_ntt *d, const uint64_t *a,
