@@ -107,6 +107,18 @@ KD_HOSTDEV uint64_t kd_ceil_div(uint64_t a, uint64_t b)
  * allows them (the device reads both the same way, little-endian). */
 KD_DEVICE void kd_load_block(const uint8_t *p, uint32_t c[4])
 {
+#ifdef __CUDACC__
+    /* One 128-bit load where the block is aligned (device buffers and the
+     * module's own staging always are). */
+    if (((uintptr_t)p & 15u) == 0) {
+        const uint4 v = *(const uint4 *)(const void *)p;
+        c[0] = v.x;
+        c[1] = v.y;
+        c[2] = v.z;
+        c[3] = v.w;
+        return;
+    }
+#endif
     if (((uintptr_t)p & 3u) == 0) {
         const uint32_t *w = (const uint32_t *)(const void *)p;
         c[0] = w[0];
@@ -121,6 +133,12 @@ KD_DEVICE void kd_load_block(const uint8_t *p, uint32_t c[4])
 
 KD_DEVICE void kd_store_block(uint8_t *p, const uint32_t c[4])
 {
+#ifdef __CUDACC__
+    if (((uintptr_t)p & 15u) == 0) {
+        *(uint4 *)(void *)p = make_uint4(c[0], c[1], c[2], c[3]);
+        return;
+    }
+#endif
     if (((uintptr_t)p & 3u) == 0) {
         uint32_t *w = (uint32_t *)(void *)p;
         w[0] = c[0];
