@@ -1,0 +1,344 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The cuda module's device "cuda0": allocations, queues (CUDA streams),
+ * copies, the completion of queued work, and the staged pipeline that
+ * host-memory calls go through (cuda.h).
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plugins/cuda/cuda.h"
+
+int cuda_fail(const struct cuda_module *m, cudaError_t e, const char *what)
+{
+    m->host->set_error(m->host, "cuda0: %s failed: %s (%s)", what, cudaGetErrorString(e),
+                       cudaGetErrorName(e));
+    return e == cudaErrorMemoryAllocation ? MPCE_ERR_NOMEM : MPCE_ERR_BACKEND;
+}
+
+/* ---- completions ---- */
+
+struct cuda_done {
+    const struct mpce_host *host;
+    struct mpce_completion *done;
+};
+
+/* Runs on a CUDA runtime thread once the stream reaches it: everything
+ * queued before has finished. It must not call CUDA, and does not. */
+static void CUDART_CB cuda_done_cb(void *arg)
+{
+    struct cuda_done *d = arg;
+    const struct mpce_host *host = d->host;
+    struct mpce_completion *done = d->done;
+    free(d);
+    host->complete(host, done, 0, NULL);
+}
+
+int cuda_finish(struct cuda_module *m, const struct mpce_call *call, cudaStream_t s,
+                const char *what)
+{
+    cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess) {
+        char step[96];
+        snprintf(step, sizeof(step), "%s: queueing the kernel", what);
+        /* What was queued before the failure may still run: wait for it,
+         * since the engine may free the buffers once we return. */
+        cudaStreamSynchronize(s);
+        return cuda_fail(m, e, step);
+    }
+    if (call->done != NULL) {
+        struct cuda_done *d = malloc(sizeof(*d));
+        if (d != NULL) {
+            *d = (struct cuda_done){.host = m->host, .done = call->done};
+            e = cudaLaunchHostFunc(s, cuda_done_cb, d);
+            if (e == cudaSuccess)
+                return MPCE_OP_PENDING;
+            free(d);
+        }
+        /* No completion could be queued: finish here instead, which the
+         * ABI allows for any call. */
+    }
+    e = cudaStreamSynchronize(s);
+    if (e != cudaSuccess) {
+        char step[96];
+        snprintf(step, sizeof(step), "%s: running on the GPU", what);
+        return cuda_fail(m, e, step);
+    }
+    return 0;
+}
+
+/* ---- the device ---- */
+
+static int dev_alloc(void *module_state, size_t bytes, void **addr)
+{
+    struct cuda_module *m = module_state;
+    void *p = NULL;
+    cudaError_t e = cudaMalloc(&p, bytes);
+    if (e != cudaSuccess) {
+        char step[96];
+        snprintf(step, sizeof(step), "alloc of %zu bytes (cudaMalloc)", bytes);
+        return cuda_fail(m, e, step);
+    }
+    *addr = p;
+    return 0;
+}
+
+static void dev_free(void *module_state, void *addr)
+{
+    struct cuda_module *m = module_state;
+    cudaError_t e = cudaFree(addr);
+    if (e != cudaSuccess)
+        m->host->log(m->host, MPCE_LOG_ERROR, "cuda0: cudaFree(%p): %s", addr,
+                     cudaGetErrorString(e));
+}
+
+static int dev_queue_new(void *module_state, void **queue)
+{
+    struct cuda_module *m = module_state;
+    cudaStream_t s;
+    /* Non-blocking: a queue must not wait for the legacy default stream,
+     * which other code in the process may use. */
+    cudaError_t e = cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+    if (e != cudaSuccess)
+        return cuda_fail(m, e, "queue_new (cudaStreamCreateWithFlags)");
+    *queue = s;
+    return 0;
+}
+
+static void dev_queue_free(void *module_state, void *queue)
+{
+    struct cuda_module *m = module_state;
+    cudaError_t e = cudaStreamDestroy((cudaStream_t)queue);
+    if (e != cudaSuccess)
+        m->host->log(m->host, MPCE_LOG_ERROR, "cuda0: cudaStreamDestroy: %s",
+                     cudaGetErrorString(e));
+}
+
+static int dev_memcpy(void *module_state, const struct mpce_call *call, void *dst,
+                      const void *src, size_t len, enum cudaMemcpyKind kind, const char *what)
+{
+    struct cuda_module *m = module_state;
+    cudaStream_t s = cuda_call_stream(m, call);
+    cudaError_t e = cudaMemcpyAsync(dst, src, len, kind, s);
+    if (e != cudaSuccess) {
+        char step[96];
+        snprintf(step, sizeof(step), "%s of %zu bytes (cudaMemcpyAsync)", what, len);
+        return cuda_fail(m, e, step);
+    }
+    return cuda_finish(m, call, s, what);
+}
+
+static int dev_upload(void *module_state, const struct mpce_call *call, void *dst,
+                      const void *src, size_t len)
+{
+    return dev_memcpy(module_state, call, dst, src, len, cudaMemcpyHostToDevice, "upload");
+}
+
+static int dev_download(void *module_state, const struct mpce_call *call, void *dst,
+                        const void *src, size_t len)
+{
+    return dev_memcpy(module_state, call, dst, src, len, cudaMemcpyDeviceToHost, "download");
+}
+
+static int dev_copy(void *module_state, const struct mpce_call *call, void *dst,
+                    const void *src, size_t len)
+{
+    return dev_memcpy(module_state, call, dst, src, len, cudaMemcpyDeviceToDevice, "copy");
+}
+
+const struct mpce_device cuda_device0 = {
+    .struct_size = sizeof(struct mpce_device),
+    .name = "cuda0",
+    .alloc = dev_alloc,
+    .free = dev_free,
+    .queue_new = dev_queue_new,
+    .queue_free = dev_queue_free,
+    .upload = dev_upload,
+    .download = dev_download,
+    .copy = dev_copy,
+};
+
+/* ---- host-memory calls ---- */
+
+void *cuda_pipe_scratch(struct cuda_module *m, cudaStream_t s, size_t bytes, const char *what)
+{
+    void *p = NULL;
+    cudaError_t e = cudaMallocAsync(&p, bytes, s);
+    if (e != cudaSuccess) {
+        char step[128];
+        snprintf(step, sizeof(step), "%s: %zu bytes of device memory (cudaMallocAsync)", what,
+                 bytes);
+        cuda_fail(m, e, step);
+        return NULL;
+    }
+    return p;
+}
+
+/* A staging buffer of the pool, or -1 (the call goes direct). */
+static int stage_get(struct cuda_module *m)
+{
+    int got = -1;
+    pthread_mutex_lock(&m->pool_lock);
+    if (m->pool_free_mask != 0) {
+        got = __builtin_ctz(m->pool_free_mask);
+        m->pool_free_mask &= ~(1u << got);
+    } else if (m->pool_made < CUDA_STAGE_POOL) {
+        void *p = NULL;
+        if (cudaHostAlloc(&p, CUDA_STAGE_BYTES, cudaHostAllocDefault) == cudaSuccess) {
+            got = (int)m->pool_made++;
+            m->pool[got] = p;
+        } else {
+            cudaGetLastError();
+        }
+    }
+    pthread_mutex_unlock(&m->pool_lock);
+    return got;
+}
+
+static void stage_put(struct cuda_module *m, int i)
+{
+    if (i < 0)
+        return;
+    pthread_mutex_lock(&m->pool_lock);
+    m->pool_free_mask |= 1u << i;
+    pthread_mutex_unlock(&m->pool_lock);
+}
+
+struct pipe_slot {
+    cudaStream_t s;
+    int stage;                 /* pool index, -1 direct */
+    void *d_in0, *d_in1, *d_out;
+    size_t first, n;           /* the chunk in flight, n = 0: none */
+};
+
+static size_t unit_bytes(const struct cuda_pipe_op *op)
+{
+    return op->in_unit[0] + op->in_unit[1] + (op->in0_is_out ? 0 : op->out_unit);
+}
+
+/* Queue one chunk on slot k: inputs staged (or direct), kernel, output back
+ * into the staging buffer (or directly). */
+static int pipe_queue(struct cuda_module *m, const struct cuda_pipe_op *op, const void *ctx,
+                      struct pipe_slot *sl, const void *in0, const void *in1, void *out,
+                      size_t first, size_t n)
+{
+    const unsigned char *src[2] = {in0, in1};
+    void *dev[2] = {sl->d_in0, sl->d_in1};
+    unsigned char *stage = sl->stage >= 0 ? m->pool[sl->stage] : NULL;
+    size_t off = 0;
+    cudaError_t e = cudaSuccess;
+    for (int i = 0; i < 2 && e == cudaSuccess; i++) {
+        if (op->in_unit[i] == 0)
+            continue;
+        const size_t len = n * op->in_unit[i];
+        const unsigned char *from = src[i] + first * op->in_unit[i];
+        if (stage != NULL) {
+            memcpy(stage + off, from, len);
+            from = stage + off;
+            off += len;
+        }
+        e = cudaMemcpyAsync(dev[i], from, len, cudaMemcpyHostToDevice, sl->s);
+    }
+    if (e != cudaSuccess)
+        return cuda_fail(m, e, "staging the inputs (cudaMemcpyAsync)");
+    void *dout = op->in0_is_out ? sl->d_in0 : sl->d_out;
+    op->launch(ctx, sl->s, sl->d_in0, sl->d_in1, dout, first, n);
+    e = cudaGetLastError();
+    if (e != cudaSuccess)
+        return cuda_fail(m, e, "queueing the kernel");
+    unsigned char *to = stage != NULL ? stage + (op->in0_is_out ? 0 : off)
+                                      : (unsigned char *)out + first * op->out_unit;
+    e = cudaMemcpyAsync(to, dout, n * op->out_unit, cudaMemcpyDeviceToHost, sl->s);
+    if (e != cudaSuccess)
+        return cuda_fail(m, e, "copying the results back (cudaMemcpyAsync)");
+    sl->first = first;
+    sl->n = n;
+    return 0;
+}
+
+/* Wait for slot k's chunk and, staged, move its output to the caller. */
+static int pipe_drain(struct cuda_module *m, const struct cuda_pipe_op *op, struct pipe_slot *sl,
+                      void *out)
+{
+    if (sl->n == 0)
+        return 0;
+    cudaError_t e = cudaStreamSynchronize(sl->s);
+    if (e != cudaSuccess)
+        return cuda_fail(m, e, "running on the GPU");
+    if (sl->stage >= 0) {
+        const size_t off = op->in0_is_out ? 0 : sl->n * (op->in_unit[0] + op->in_unit[1]);
+        memcpy((unsigned char *)out + sl->first * op->out_unit,
+               (unsigned char *)m->pool[sl->stage] + off, sl->n * op->out_unit);
+    }
+    sl->n = 0;
+    return 0;
+}
+
+int cuda_pipe_run(struct cuda_module *m, const struct cuda_pipe_op *op, const void *ctx,
+                  const void *in0, const void *in1, void *out, size_t n)
+{
+    struct pipe_slot sl[2] = {{.stage = -1}, {.stage = -1}};
+    const size_t ub = unit_bytes(op);
+    size_t chunk = n;
+    int nslots = 1, rc = 0;
+
+    /* Staged only where it pays and fits. */
+    if (n * ub >= CUDA_PIPE_MIN_BYTES && CUDA_STAGE_BYTES / ub >= op->align_units) {
+        chunk = CUDA_STAGE_BYTES / ub / op->align_units * op->align_units;
+        sl[0].stage = stage_get(m);
+        sl[1].stage = sl[0].stage >= 0 ? stage_get(m) : -1;
+        if (sl[1].stage < 0) {
+            stage_put(m, sl[0].stage);
+            sl[0].stage = -1;
+            chunk = n;
+        } else {
+            nslots = chunk < n ? 2 : 1;
+        }
+    }
+    if (chunk > n)
+        chunk = n;
+    for (int k = 0; k < nslots && rc == 0; k++) {
+        cudaError_t e = cudaStreamCreateWithFlags(&sl[k].s, cudaStreamNonBlocking);
+        if (e != cudaSuccess) {
+            sl[k].s = NULL;
+            rc = cuda_fail(m, e, "a stream for the call (cudaStreamCreateWithFlags)");
+            break;
+        }
+        if (op->in_unit[0] && !(sl[k].d_in0 = cuda_pipe_scratch(m, sl[k].s, chunk * op->in_unit[0], op->what)))
+            rc = MPCE_ERR_NOMEM;
+        else if (op->in_unit[1] &&
+                 !(sl[k].d_in1 = cuda_pipe_scratch(m, sl[k].s, chunk * op->in_unit[1], op->what)))
+            rc = MPCE_ERR_NOMEM;
+        else if (!op->in0_is_out &&
+                 !(sl[k].d_out = cuda_pipe_scratch(m, sl[k].s, chunk * op->out_unit, op->what)))
+            rc = MPCE_ERR_NOMEM;
+    }
+    size_t c = 0;
+    for (size_t first = 0; rc == 0 && first < n; first += chunk, c++) {
+        struct pipe_slot *s = &sl[c % (size_t)nslots];
+        const size_t len = n - first < chunk ? n - first : chunk;
+        rc = pipe_drain(m, op, s, out);
+        if (rc == 0)
+            rc = pipe_queue(m, op, ctx, s, in0, in1, out, first, len);
+    }
+    for (int k = 0; k < nslots; k++) {
+        if (sl[k].s == NULL)
+            continue;
+        if (rc == 0)
+            rc = pipe_drain(m, op, &sl[k], out);
+        void *bufs[3] = {sl[k].d_in0, sl[k].d_in1, sl[k].d_out};
+        for (int i = 0; i < 3; i++)
+            if (bufs[i] != NULL)
+                cudaFreeAsync(bufs[i], sl[k].s);
+        /* After a failure too: the staging buffers go back to the pool
+         * only once nothing queued can still write them. */
+        cudaStreamSynchronize(sl[k].s);
+        cudaStreamDestroy(sl[k].s);
+    }
+    stage_put(m, sl[0].stage);
+    stage_put(m, sl[1].stage);
+    return rc;
+}
