@@ -216,6 +216,129 @@ static void test_device_chain(void)
     free(got);
 }
 
+/* Every other op on cuda0 buffers, queued, against soft on host memory:
+ * the device branches of PRG, LPN (the table in device memory) and DPF
+ * (evalall over a domain large enough to run in chunks). */
+static mpce_buffer *device_copy(mpce_queue *qu, const void *data, size_t len)
+{
+    mpce_buffer *b = NULL;
+    CU_ASSERT_FATAL(mpce_buffer_new(engine, "cuda0", len, &b) == MPCE_OK);
+    if (data)
+        CU_ASSERT(mpce_buffer_upload(qu, b, 0, data, len) == MPCE_OK);
+    return b;
+}
+
+static void check_download(mpce_queue *qu, mpce_buffer *b, const void *want, size_t len,
+                           const char *what)
+{
+    uint8_t *got = malloc(len);
+    CU_ASSERT_FATAL(got != NULL);
+    memset(got, 0x5A, len);
+    CU_ASSERT(mpce_buffer_download(qu, got, b, 0, len) == MPCE_OK);
+    CU_ASSERT_EQUAL_FATAL(mpce_queue_wait(qu), MPCE_OK);
+    CU_ASSERT(memcmp(got, want, len) == 0);
+    if (memcmp(got, want, len) != 0)
+        fprintf(stderr, "  %s on cuda0 buffers differs from soft\n", what);
+    free(got);
+}
+
+static void test_device_buffers(void)
+{
+    mpce_queue *qu;
+    CU_ASSERT_FATAL(mpce_queue_new(engine, "cuda0", &qu) == MPCE_OK);
+
+    /* PRG: ecb (in place too), mmo with m = 3, ctr. */
+    enum { N = 4099, M = 3 };
+    uint8_t keys[M * 16];
+    uint8_t *in = malloc(16 * N), *want = malloc(16 * N * M);
+    CU_ASSERT_FATAL(in && want);
+    tu_splitmix_bytes(91, keys, sizeof keys);
+    tu_splitmix_bytes(92, in, 16 * N);
+    mpce_prg *prg;
+    CU_ASSERT_FATAL(mpce_prg_new(engine, keys, M, &prg) == MPCE_OK);
+    mpce_buffer *bin = device_copy(qu, in, 16 * N), *bout = device_copy(qu, NULL, 16 * N * M);
+    CU_ASSERT_FATAL(mpce_prg_ecb(prg, REF_PRG, 1, in, want, N) == MPCE_OK);
+    CU_ASSERT(mpce_prg_ecb_buf(prg, qu, "prg-cuda", 1, bin, bout, N) == MPCE_OK);
+    check_download(qu, bout, want, 16 * N, "prg.ecb");
+    CU_ASSERT(mpce_prg_ecb_buf(prg, qu, "prg-cuda", 1, bin, bin, N) == MPCE_OK);
+    check_download(qu, bin, want, 16 * N, "prg.ecb in place");
+    CU_ASSERT(mpce_buffer_upload(qu, bin, 0, in, 16 * N) == MPCE_OK);
+    CU_ASSERT_FATAL(mpce_prg_mmo(prg, REF_PRG, in, want, N) == MPCE_OK);
+    CU_ASSERT(mpce_prg_mmo_buf(prg, qu, "prg-cuda", bin, bout, N) == MPCE_OK);
+    check_download(qu, bout, want, 16 * N * M, "prg.mmo");
+    const uint64_t c0 = UINT64_MAX - 100; /* the counter wraps inside the call */
+    CU_ASSERT_FATAL(mpce_prg_ctr(prg, REF_PRG, 2, c0, want, N) == MPCE_OK);
+    CU_ASSERT(mpce_prg_ctr_buf(prg, qu, "prg-cuda", 2, c0, bout, N) == MPCE_OK);
+    check_download(qu, bout, want, 16 * N, "prg.ctr");
+    mpce_buffer_free(bin);
+    mpce_buffer_free(bout);
+    mpce_prg_free(prg);
+    free(in);
+    free(want);
+
+    /* LPN: the b13 table in device memory. */
+    enum { LOGK = 19, NOUT = 10007 };
+    uint8_t seed[16];
+    tu_splitmix_bytes(93, seed, sizeof seed);
+    const size_t k = (size_t)1 << LOGK;
+    uint8_t *table = malloc(16 * k), *acc = malloc(16 * NOUT);
+    CU_ASSERT_FATAL(table && acc);
+    tu_splitmix_bytes(94, table, 16 * k);
+    tu_splitmix_bytes(95, acc, 16 * NOUT);
+    mpce_lpn *lpn;
+    CU_ASSERT_FATAL(mpce_lpn_new(engine, seed, LOGK, &lpn) == MPCE_OK);
+    mpce_buffer *btab = device_copy(qu, table, 16 * k), *bacc = device_copy(qu, acc, 16 * NOUT);
+    uint64_t consumed = 0;
+    CU_ASSERT_FATAL(mpce_lpn_fold(lpn, "lpn-soft", 77, table, k, acc, NOUT, &consumed) ==
+                    MPCE_OK);
+    CU_ASSERT_EQUAL(consumed, mpce_lpn_blocks_consumed(NOUT));
+    CU_ASSERT(mpce_lpn_fold_buf(lpn, qu, "lpn-cuda", 77, btab, bacc, NOUT) == MPCE_OK);
+    check_download(qu, bacc, acc, 16 * NOUT, "lpn.fold");
+    mpce_buffer_free(btab);
+    mpce_buffer_free(bacc);
+    mpce_lpn_free(lpn);
+    free(table);
+    free(acc);
+
+    /* DPF: points and a full domain of 2^22 (chunked) on device buffers. */
+    enum { BITS = 22, NPTS = 1001 };
+    uint8_t kl[16], kr[16], s0[16], s1[16], beta[16];
+    tu_splitmix_bytes(96, kl, 16);
+    tu_splitmix_bytes(97, kr, 16);
+    tu_splitmix_bytes(98, s0, 16);
+    tu_splitmix_bytes(99, s1, 16);
+    tu_splitmix_bytes(100, beta, 16);
+    mpce_dpf *dpf;
+    CU_ASSERT_FATAL(mpce_dpf_new(engine, BITS, MPCE_DPF_BYTES, kl, kr, &dpf) == MPCE_OK);
+    mpce_dpf_key *k0, *k1;
+    const uint64_t alpha = 0x2a5a5a;
+    CU_ASSERT_FATAL(mpce_dpf_gen(dpf, "dpf-soft", alpha, beta, s0, s1, &k0, &k1) == MPCE_OK);
+    uint64_t pts[NPTS];
+    uint64_t st = 17;
+    for (size_t i = 0; i < NPTS; i++)
+        pts[i] = i % 7 == 0 ? alpha : tu_splitmix64(&st) & (((uint64_t)1 << BITS) - 1);
+    const size_t osz = mpce_dpf_output_size(MPCE_DPF_BYTES), all = osz << BITS;
+    uint8_t *dw = malloc(osz * NPTS), *aw = malloc(all);
+    CU_ASSERT_FATAL(dw && aw);
+    mpce_buffer *bpts = device_copy(qu, pts, sizeof pts), *bout1 = device_copy(qu, NULL, osz * NPTS),
+                *ball = device_copy(qu, NULL, all);
+    CU_ASSERT_FATAL(mpce_dpf_eval(dpf, "dpf-soft", k1, pts, NPTS, dw) == MPCE_OK);
+    CU_ASSERT(mpce_dpf_eval_buf(dpf, qu, "dpf-cuda", k1, bpts, NPTS, bout1) == MPCE_OK);
+    check_download(qu, bout1, dw, osz * NPTS, "dpf.eval");
+    CU_ASSERT_FATAL(mpce_dpf_evalall(dpf, "dpf-soft", k0, aw, all) == MPCE_OK);
+    CU_ASSERT(mpce_dpf_evalall_buf(dpf, qu, "dpf-cuda", k0, ball) == MPCE_OK);
+    check_download(qu, ball, aw, all, "dpf.evalall");
+    mpce_buffer_free(bpts);
+    mpce_buffer_free(bout1);
+    mpce_buffer_free(ball);
+    mpce_dpf_key_free(k0);
+    mpce_dpf_key_free(k1);
+    mpce_dpf_free(dpf);
+    free(dw);
+    free(aw);
+    mpce_queue_free(qu);
+}
+
 /* ---- LPN ---- */
 
 static int lpn_compare(unsigned logk, size_t n, uint64_t c0)
@@ -374,6 +497,7 @@ int main(void)
         {"PRG against soft (both AES kernels, staged)", test_prg},
         {"NTT against soft (one kernel, multi-pass, staged)", test_ntt},
         {"NTT -> mul -> inverse on cuda0 buffers", test_device_chain},
+        {"PRG, LPN and DPF on cuda0 buffers against soft", test_device_buffers},
         {"LPN fold against soft (b13 table, staged)", test_lpn},
         {"DPF gen and evaluations against soft", test_dpf},
         {NULL, NULL},

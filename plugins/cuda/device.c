@@ -27,14 +27,27 @@ struct cuda_done {
 };
 
 /* Runs on a CUDA runtime thread once the stream reaches it: everything
- * queued before has finished. It must not call CUDA, and does not. */
-static void CUDART_CB cuda_done_cb(void *arg)
+ * queued before has finished, or the context has failed. A stream callback,
+ * not cudaLaunchHostFunc: that one is never called after a device error,
+ * and the engine would wait for its completion forever; this one runs
+ * exactly once, with the error. It must not call CUDA, and does not (no
+ * cudaGetErrorString: the number says which). */
+static void CUDART_CB cuda_done_cb(cudaStream_t s, cudaError_t status, void *arg)
 {
+    (void)s;
     struct cuda_done *d = arg;
     const struct mpce_host *host = d->host;
     struct mpce_completion *done = d->done;
     free(d);
-    host->complete(host, done, 0, NULL);
+    if (status == cudaSuccess) {
+        host->complete(host, done, 0, NULL);
+        return;
+    }
+    char msg[160];
+    snprintf(msg, sizeof(msg), "cuda0: the queued kernel or copy failed on the GPU (cudaError %d; "
+             "see cuda_runtime_api.h): the device context is lost, restart the process",
+             (int)status);
+    host->complete(host, done, MPCE_ERR_BACKEND, msg);
 }
 
 int cuda_finish(struct cuda_module *m, const struct mpce_call *call, cudaStream_t s,
@@ -53,7 +66,7 @@ int cuda_finish(struct cuda_module *m, const struct mpce_call *call, cudaStream_
         struct cuda_done *d = malloc(sizeof(*d));
         if (d != NULL) {
             *d = (struct cuda_done){.host = m->host, .done = call->done};
-            e = cudaLaunchHostFunc(s, cuda_done_cb, d);
+            e = cudaStreamAddCallback(s, cuda_done_cb, d, 0);
             if (e == cudaSuccess)
                 return MPCE_OP_PENDING;
             free(d);

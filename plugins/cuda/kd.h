@@ -12,9 +12,10 @@
  *     KD_THREADS { ... }
  *
  * On the GPU a section is the thread's own code and KD_SYNC() is
- * __syncthreads(). Emulated, a section is a loop over the block's threads,
- * so each section ends with every thread of the block past it: that is the
- * barrier, and KD_SYNC() is only a marker. For the two to agree nothing
+ * __syncthreads(). Emulated, a section is a loop over the block's threads
+ * (last first), so each section ends with every thread of the block past
+ * it: that is the barrier, and KD_SYNC() is a marker, which the emulation
+ * checks is there between any two sections. For the two to agree nothing
  * thread-private may live across a KD_SYNC() (declare it inside a section;
  * what must survive goes through KD_SHARED memory), threads of one section
  * do not communicate (they would need a barrier on the GPU anyway), and a
@@ -59,26 +60,53 @@
 
 #define KD_DEVICE static inline
 #define KD_HOSTDEV static inline
+#include <stdio.h>
+#include <stdlib.h>
+/* The emulation checks the dialect's rule that the GPU would not: two
+ * sections of a block with no KD_SYNC() between them (each emulated section
+ * ends with every thread past it, so a missing barrier would go unseen
+ * here and race there). */
+struct kd_sync {
+    unsigned sections;
+    int synced;
+};
 struct kd_grid {
     size_t bid;
     unsigned bdim;
+    struct kd_sync *sync;
 };
+static inline unsigned kd_section_begin(const struct kd_grid *g, const char *file, int line)
+{
+    if (g->sync->sections++ > 0 && !g->sync->synced) {
+        fprintf(stderr, "%s:%d: a kernel section follows another without KD_SYNC(): on the "
+                "GPU its threads would race with the previous section's\n", file, line);
+        abort();
+    }
+    g->sync->synced = 0;
+    return g->bdim;
+}
 #define KD_KERNEL(name, ...) static void name(const struct kd_grid *kd_g, __VA_ARGS__)
 #define KD_SHARED
 #define KD_RESTRICT restrict
 #define KD_BID (kd_g->bid)
 #define KD_BDIM (kd_g->bdim)
-#define KD_THREADS for (unsigned kd_tid = 0; kd_tid < kd_g->bdim; kd_tid++)
-#define KD_SYNC() ((void)0)
+/* Last thread first: threads of one section that communicate (they would
+ * need a barrier on the GPU) then disagree with the GPU's any-order too. */
+#define KD_THREADS                                                                         \
+    for (unsigned kd_tid = kd_section_begin(kd_g, __FILE__, __LINE__); kd_tid-- > 0;)
+#define KD_SYNC() ((void)(kd_g->sync->synced = 1))
 #define KD_MULHI64(a, b) ((uint64_t)(((unsigned __int128)(a) * (b)) >> 64))
 /* A grid dimension the GPU would not take is no reason to stop here: the
  * emulation runs any number of blocks, one after the other. */
 #define KD_LAUNCH(kern, nblocks, nthreads, stream, ...)                                    \
     do {                                                                                   \
-        struct kd_grid kd_g_ = {0, (nthreads)};                                            \
+        struct kd_sync kd_s_;                                                              \
+        struct kd_grid kd_g_ = {0, (nthreads), &kd_s_};                                    \
         (void)(stream);                                                                    \
-        for (kd_g_.bid = 0; kd_g_.bid < (size_t)(nblocks); kd_g_.bid++)                   \
+        for (kd_g_.bid = 0; kd_g_.bid < (size_t)(nblocks); kd_g_.bid++) {                 \
+            kd_s_ = (struct kd_sync){0, 0};                                                \
             kern(&kd_g_, __VA_ARGS__);                                                     \
+        }                                                                                  \
     } while (0)
 
 #endif
