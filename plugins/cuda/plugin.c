@@ -94,6 +94,21 @@ static int init(const struct mpce_host *host, void **module_state, char *why, si
         e = cudaGetDeviceProperties(&m->prop, m->device);
     }
     if (e == cudaSuccess) {
+        /* Every staged call and every DPF call allocates stream-ordered
+         * (cudaMallocAsync); some vGPU setups have no pools, and would fail
+         * each op while the module lists as usable. */
+        int pools = 0;
+        step = "cudaDeviceGetAttribute(cudaDevAttrMemoryPoolsSupported)";
+        e = cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, m->device);
+        if (e == cudaSuccess && !pools) {
+            snprintf(why, len, "GPU 0 (%s) has no stream-ordered memory pools "
+                     "(cudaMallocAsync), which this module needs: update the driver, or "
+                     "disable the plugin ([plugin.cuda] enabled = no)", m->prop.name);
+            module_free(m);
+            return MPCE_ERR_BACKEND;
+        }
+    }
+    if (e == cudaSuccess) {
         step = "loading the kernels";
         e = (cudaError_t)cudak_image_check();
         if (e == cudaErrorNoKernelImageForDevice || e == cudaErrorInvalidDeviceFunction) {
