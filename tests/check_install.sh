@@ -35,6 +35,11 @@ if [ "$build_aesni" = yes ]; then
     grep -q '^\[plugin.aesni\]' "$dest$snippetdir/aesni.conf" 2>/dev/null ||
         bad "the aesni snippet is not in $snippetdir/aesni.conf"
 fi
+if [ "${build_neon:-no}" = yes ]; then
+    [ -f "$dest$plugindir/mpce-neon.so" ] || bad "mpce-neon.so not in $plugindir"
+    grep -q '^\[plugin.neon\]' "$dest$snippetdir/neon.conf" 2>/dev/null ||
+        bad "the neon snippet is not in $snippetdir/neon.conf"
+fi
 [ -x "$dest$probe_helper" ] || bad "probe helper not installed at $probe_helper"
 conf="$dest$mpceconfdir/engine.conf"
 if [ -f "$conf" ]; then

@@ -114,6 +114,11 @@ static void test_fork_gets_a_pool(void)
                "threads\n");
         return;
     }
+    if (tu_emulated() != NULL) {
+        printf("\n  skipped: fork with a running pool: under %s, which cannot fork a "
+               "multi-threaded program\n", tu_emulated());
+        return;
+    }
     char *conf = tu_write_temp("[engine]\nthreads = 3\n");
     mpce_options opts = {.struct_size = sizeof(opts), .config_path = conf,
                          .flags = quiet_flags};

@@ -580,8 +580,12 @@ static void test_lazy_start(void)
      * complete, on the calling thread alone. */
     uint8_t *again = calloc(1u << 20, 16);
     CU_ASSERT_FATAL(again != NULL);
+    const char *emu = tu_emulated();
     if (TU_TSAN) { /* see testutil.h */
         printf("\n  skipped: the forked child's calls: ThreadSanitizer cannot run its threads\n");
+    } else if (emu != NULL) {
+        printf("\n  skipped: the forked child's calls: under %s, which cannot fork a "
+               "multi-threaded program\n", emu);
     } else {
         pid_t pid = fork();
         CU_ASSERT_FATAL(pid >= 0);

@@ -246,6 +246,26 @@ mpce_status tu_ecb_fips_c1(mpce_engine *e, const char *impl)
     return st;
 }
 
+const char *tu_emulated(void)
+{
+    const char *env = getenv("MPCE_TEST_EMULATOR");
+    if (env != NULL && *env != '\0')
+        return env;
+#if defined(__aarch64__)
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (f == NULL)
+        return NULL;
+    char line[512];
+    int arm = 0;
+    while (!arm && fgets(line, sizeof(line), f) != NULL)
+        arm = strncmp(line, "CPU implementer", 15) == 0;
+    fclose(f);
+    if (!arm)
+        return "qemu-user (this AArch64 program reads a non-ARM /proc/cpuinfo)";
+#endif
+    return NULL;
+}
+
 const char *tu_auto(mpce_engine *engine, const char *op, const char *size_class)
 {
     const mpce_route_info *rows;

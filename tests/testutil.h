@@ -69,6 +69,14 @@ int tu_unprivileged(int (*fn)(void *), void *arg);
 #define TU_TSAN 0
 #endif
 
+/* Non-NULL (what it is) when this test program runs under a user-mode
+ * emulator: the environment's MPCE_TEST_EMULATOR (.ci/arm64 sets it), or,
+ * in an AArch64 build, a /proc/cpuinfo without "CPU implementer" (qemu-user
+ * 7 shows the host's). qemu-user cannot fork a multi-threaded guest (the
+ * child trips an assertion in qemu), so tests whose child forks from a
+ * process with a running pool skip that part there with a "skipped:" line. */
+const char *tu_emulated(void);
+
 /* Write `text` to a fresh temporary file and return its path (static
  * storage per call slot is not kept: free() the result). */
 char *tu_write_temp(const char *text);

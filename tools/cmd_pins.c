@@ -42,6 +42,21 @@ const char cli_usage_pins[] =
     "  --plugin-path DIRS module directories, ':'-separated, replacing plugin_path\n"
     "  --help             show this text\n";
 
+/* dir/pins-file into path; a directory too long for it is reported and
+ * skipped rather than turned into a truncated path (some other file). */
+static int pins_path(char *path, size_t len, const char *dir)
+{
+    int w = snprintf(path, len, "%s/%s", dir, MPCE_PINS_FILE);
+    if (w < 0 || (size_t)w >= len) {
+        fprintf(stderr,
+                "mpcengine pins: skipped %s: the directory name is too long for a pins file "
+                "path (at most %zu bytes); use a shorter [tune] dir\n",
+                dir, len - 1);
+        return -1;
+    }
+    return 0;
+}
+
 static void show(mpce_engine *e, const char *path)
 {
     struct mpce_pins p;
@@ -196,7 +211,10 @@ static int import(const struct cli_cmd *cmd, mpce_engine *e, const char *file)
         if (lock < 0)
             continue;
         char path[4200];
-        snprintf(path, sizeof(path), "%s/%s", dirs[i], MPCE_PINS_FILE);
+        if (pins_path(path, sizeof(path), dirs[i]) != 0) {
+            mpce_pins_unlock(lock);
+            continue;
+        }
         rc = mpce_pins_write(path, &p, why, sizeof(why));
         mpce_pins_unlock(lock);
         if (rc == 0) {
@@ -282,8 +300,7 @@ int cmd_pins(int argc, char **argv)
         }
     } else if (clear) {
         for (size_t i = 0; i < n; i++) {
-            snprintf(path, sizeof(path), "%s/%s", dirs[i], MPCE_PINS_FILE);
-            if (access(path, F_OK) != 0)
+            if (pins_path(path, sizeof(path), dirs[i]) != 0 || access(path, F_OK) != 0)
                 continue;
             /* Removing takes the directory's write permission: the system's
              * file is root's to clear, and a user clearing their own cache
@@ -305,8 +322,8 @@ int cmd_pins(int argc, char **argv)
         }
     } else {
         for (size_t i = 0; i < n; i++) {
-            snprintf(path, sizeof(path), "%s/%s", dirs[i], MPCE_PINS_FILE);
-            show(e, path);
+            if (pins_path(path, sizeof(path), dirs[i]) == 0)
+                show(e, path);
         }
         /* The engine here runs with MPCE_OPT_NO_TUNE, whose mode is always
          * off: what the administrator configured is what matters. */

@@ -1309,7 +1309,8 @@ void mpce_config_free(struct mpce_config *cfg)
 }
 
 static const char *const env_names[] = {"MPCENGINE_CONF", "MPCENGINE_PLUGIN_PATH",
-                                        "MPCENGINE_FORCE", "MPCENGINE_AESNI_DISABLE"};
+                                        "MPCENGINE_FORCE", "MPCENGINE_AESNI_DISABLE",
+                                        "MPCENGINE_NEON_DISABLE"};
 
 const char *mpce_config_env(const struct mpce_config *cfg, const char *name)
 {

@@ -138,7 +138,12 @@ static char *census_text(const uint64_t *total, const uint64_t *add, size_t *len
 static int write_merged(const char *dir, const uint64_t *add, char *why, size_t why_len)
 {
     char path[4200];
-    snprintf(path, sizeof(path), "%s/%s", dir, CENSUS_FILE);
+    int w = snprintf(path, sizeof(path), "%s/%s", dir, CENSUS_FILE);
+    if (w < 0 || (size_t)w >= sizeof(path)) {
+        snprintf(why, why_len, "%.900s: the directory name is too long for the census file "
+                 "(set a shorter [tune] dir)", dir);
+        return -1;
+    }
     uint64_t *total = calloc(N_COUNTERS, sizeof(*total));
     struct mpce_census_entry *old = NULL;
     size_t n_old = 0;

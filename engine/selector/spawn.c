@@ -43,7 +43,9 @@ static void once(const mpce_engine *e, int *said, mpce_log_level level, const ch
 static int could_write(const char *dir)
 {
     char path[4096];
-    snprintf(path, sizeof(path), "%s", dir);
+    int w = snprintf(path, sizeof(path), "%s", dir);
+    if (w < 0 || (size_t)w >= sizeof(path))
+        return 0; /* no path this long can be opened either */
     for (;;) {
         struct stat sb;
         if (stat(path, &sb) == 0)

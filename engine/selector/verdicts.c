@@ -117,13 +117,16 @@ static int fingerprint(const struct mpce_module_file *f, char *buf, size_t len)
     return n > 0 && (size_t)n < len ? 0 : -1;
 }
 
-/* FNV-1a of the path: names the file; the path inside is what is checked. */
-static void file_name(const char *dir, const char *path, char *out, size_t len)
+/* FNV-1a of the path: names the file; the path inside is what is checked.
+ * -1 where dir is too long for out: a truncated name would be some other
+ * file, so the caller treats it as no verdict. */
+static int file_name(const char *dir, const char *path, char *out, size_t len)
 {
     uint64_t h = 0xcbf29ce484222325ull;
     for (const unsigned char *p = (const unsigned char *)path; *p; p++)
         h = (h ^ *p) * 0x100000001b3ull;
-    snprintf(out, len, "%s/verdicts/%016llx.txt", dir, (unsigned long long)h);
+    int w = snprintf(out, len, "%s/verdicts/%016llx.txt", dir, (unsigned long long)h);
+    return w < 0 || (size_t)w >= len ? -1 : 0;
 }
 
 static int add_impl(struct mpce_verdict *v, const char *name, int pass, const char *reason)
@@ -307,7 +310,8 @@ static int read_one(const mpce_engine *e, const char *dir, const char *want,
                     const struct mpce_module_file *f, struct mpce_verdict *v)
 {
     char path[4200], why[256];
-    file_name(dir, f->path, path, sizeof(path));
+    if (file_name(dir, f->path, path, sizeof(path)) != 0)
+        return 0;
     /* A privileged process trusts only what it could trust as configuration:
      * a cached pass skips the self-test. */
     int fd = e->cfg.privileged ? mpce_file_open_trusted(path, why, sizeof(why))
@@ -368,7 +372,11 @@ static int write_one(const char *dir, const char *want, const struct mpce_verdic
                      const struct mpce_module_file *f, char *where, size_t len)
 {
     char path[4200];
-    file_name(dir, f->path, path, sizeof(path));
+    if (file_name(dir, f->path, path, sizeof(path)) != 0) {
+        snprintf(where, len, "%.900s: the directory name is too long for a verdict file "
+                 "(set a shorter [tune] dir)", dir);
+        return -1;
+    }
     size_t n;
     char *text = mpce_verdict_text(want, v, &n);
     if (!text) {
@@ -408,8 +416,8 @@ void mpce_verdict_forget(const mpce_engine *e, const struct mpce_module_file *f)
     char want[8192], dirs[2][4096], path[4200];
     size_t nd = mpce_selector_dirs(&e->cfg, dirs);
     for (size_t i = 0; i < nd; i++) {
-        file_name(dirs[i], f->path, path, sizeof(path));
-        unlink(path);
+        if (file_name(dirs[i], f->path, path, sizeof(path)) == 0)
+            unlink(path);
     }
     if (fingerprint(f, want, sizeof(want)) != 0)
         return;

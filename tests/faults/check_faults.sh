@@ -40,9 +40,13 @@ fail() { failed=$((failed + 1)); echo "FAIL: $*"; }
 # not of the engine). OpenSSL's fetched-method cache (digests, ciphers) keeps
 # what it allocated for the life of the process, and glibc keeps a failed
 # dlopen's message for the thread's next dlerror call (and its loader state
-# for the process): not leaks of the engine's.
+# for the process): not leaks of the engine's. On AArch64 the one-shot
+# digests reach that cache through tail calls, which leave no frame, so the
+# innermost exported function a backtrace names there is EVP_Digest or
+# EVP_Q_digest (SHA256) itself; a one-shot frees its own context, so what
+# outlives one is that cache too.
 export FAULTSHIM_SPARE=dictionary_new
-export FAULTSHIM_NOT_LEAKS=EVP_MD_fetch,EVP_CIPHER_fetch,dlopen,dlerror
+export FAULTSHIM_NOT_LEAKS=EVP_MD_fetch,EVP_CIPHER_fetch,EVP_Digest,EVP_Q_digest,dlopen,dlerror
 
 # ---- every allocation failing in turn ----------------------------------------
 vet_ok=yes

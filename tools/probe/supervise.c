@@ -607,7 +607,9 @@ static size_t row_plugins(mpce_engine *e, mpce_primitive prim, char **names, siz
 static int writable_dir(const char *dir, mode_t mode)
 {
     char path[4096];
-    snprintf(path, sizeof(path), "%s", dir);
+    int w = snprintf(path, sizeof(path), "%s", dir);
+    if (w < 0 || (size_t)w >= sizeof(path))
+        return 0; /* no path this long can be opened either */
     for (char *p = path + 1; *p; p++) {
         if (*p != '/')
             continue;
@@ -853,8 +855,9 @@ int probe_tune(mpce_engine *e, const struct probe_opts *o, const char *self)
     size_t nd = mpce_selector_dirs(&e->cfg, dirs);
     /* The system's directory, else the user's cache (private to the user). */
     for (size_t i = 0; i < nd && !dir[0]; i++)
-        if (writable_dir(dirs[i], i == 0 ? 0755 : 0700))
-            snprintf(dir, sizeof(dir), "%s", dirs[i]);
+        if (writable_dir(dirs[i], i == 0 ? 0755 : 0700) &&
+            snprintf(dir, sizeof(dir), "%s", dirs[i]) >= (int)sizeof(dir))
+            dir[0] = '\0'; /* writable_dir refused longer ones already */
     if (!dir[0]) {
         fprintf(stderr, "mpcengine-probe: no pins directory this user can write or create "
                 "(%s%s%s): set [tune] dir in engine.conf to one, or run as root\n", dirs[0],

@@ -1,0 +1,282 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * AES-128 with the ARMv8 Crypto Extensions (compiled with
+ * -march=armv8-a+crypto; called only after the HWCAP probe found AES).
+ * AESE does AddRoundKey, SubBytes and ShiftRows, AESMC MixColumns, so a
+ * round is one AESE+AESMC pair, which every core since Cortex-A57 fuses;
+ * the pair has a latency of 2-4 cycles and two or four issue per cycle
+ * (Neoverse N1: 2, V1/V2 and Apple M1+: 4), so W independent blocks must be
+ * in flight to keep the units busy: 8 covers every published core's
+ * latency x throughput, and 8 blocks plus 11 round keys still fit the 32
+ * vector registers without spills. No table lookups: constant time.
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include <arm_neon.h>
+
+#include "plugins/neon/neon.h"
+
+#define W NEON_AES_WIDTH
+
+_Static_assert(W == 8, "the unrolled loops below are written for 8 lanes");
+
+static inline uint8x16_t ld(const uint8_t *p)
+{
+    return vld1q_u8(p);
+}
+
+static inline void st(uint8_t *p, uint8x16_t v)
+{
+    vst1q_u8(p, v);
+}
+
+/* SubWord(w): AESE with a zero round key is SubBytes(ShiftRows(state)),
+ * and ShiftRows only permutes columns, which are all w here. Constant
+ * time, unlike a table S-box on the (secret) key. */
+static inline uint32_t sub_word(uint32_t w)
+{
+    uint8x16_t s = vreinterpretq_u8_u32(vdupq_n_u32(w));
+    s = vaeseq_u8(s, vdupq_n_u8(0));
+    return vgetq_lane_u32(vreinterpretq_u32_u8(s), 0);
+}
+
+static void expand(const uint8_t key[16], uint8_t rk[176])
+{
+    static const uint8_t rcon[10] = {0x01, 0x02, 0x04, 0x08, 0x10, 0x20, 0x40, 0x80, 0x1b, 0x36};
+    uint32_t w[44];
+
+    /* FIPS-197 5.2 on little-endian words: byte 0 of a word is its low
+     * byte, so RotWord is a right rotation and Rcon goes in the low byte. */
+    memcpy(w, key, 16);
+    for (unsigned i = 4; i < 44; i++) {
+        uint32_t t = w[i - 1];
+        if (i % 4 == 0)
+            t = sub_word((t >> 8) | (t << 24)) ^ rcon[i / 4 - 1];
+        w[i] = w[i - 4] ^ t;
+    }
+    memcpy(rk, w, 176);
+    /* The words are key material. */
+    volatile uint32_t *v = w;
+    for (unsigned i = 0; i < 44; i++)
+        v[i] = 0;
+}
+
+void neon_sched_init(struct neon_sched *ks, const uint8_t *keys, size_t m)
+{
+    memset(ks, 0, sizeof *ks);
+    ks->m = m;
+    for (size_t j = 0; j < m; j++)
+        expand(keys + 16 * j, ks->rk[j]);
+}
+
+static inline void load_keys(const uint8_t *rk, uint8x16_t k[11])
+{
+    for (unsigned r = 0; r < 11; r++)
+        k[r] = ld(rk + 16 * r);
+}
+
+/* One block. */
+static inline uint8x16_t enc1(uint8x16_t x, const uint8x16_t k[11])
+{
+    for (unsigned r = 0; r < 9; r++)
+        x = vaesmcq_u8(vaeseq_u8(x, k[r]));
+    return veorq_u8(vaeseq_u8(x, k[9]), k[10]);
+}
+
+/* W blocks under one key held in registers. Round-major so that the W
+ * AESE/AESMC pairs of a round are independent and issue back to back. */
+static inline void enc_w(uint8x16_t b[W], const uint8x16_t k[11])
+{
+    for (unsigned r = 0; r < 9; r++) {
+#pragma GCC unroll 8
+        for (unsigned i = 0; i < W; i++)
+            b[i] = vaesmcq_u8(vaeseq_u8(b[i], k[r]));
+    }
+#pragma GCC unroll 8
+    for (unsigned i = 0; i < W; i++)
+        b[i] = veorq_u8(vaeseq_u8(b[i], k[9]), k[10]);
+}
+
+/* W blocks, block i under the schedule at kp[i]: the round keys come from
+ * memory (L1, two or three loads per cycle), as 8 lanes of different keys
+ * would not fit the register file. */
+static inline void enc_w_lanes(uint8x16_t b[W], const uint8_t *const kp[W])
+{
+    for (unsigned r = 0; r < 9; r++) {
+#pragma GCC unroll 8
+        for (unsigned i = 0; i < W; i++)
+            b[i] = vaesmcq_u8(vaeseq_u8(b[i], ld(kp[i] + 16 * r)));
+    }
+#pragma GCC unroll 8
+    for (unsigned i = 0; i < W; i++)
+        b[i] = veorq_u8(vaeseq_u8(b[i], ld(kp[i] + 144)), ld(kp[i] + 160));
+}
+
+void neon_aes_ecb(const struct neon_sched *ks, size_t j, const uint8_t *in, uint8_t *out,
+                  size_t n)
+{
+    uint8x16_t k[11], b[W];
+    size_t i = 0;
+
+    load_keys(ks->rk[j], k);
+    for (; i + W <= n; i += W) {
+#pragma GCC unroll 8
+        for (unsigned l = 0; l < W; l++)
+            b[l] = ld(in + 16 * (i + l));
+        enc_w(b, k);
+#pragma GCC unroll 8
+        for (unsigned l = 0; l < W; l++)
+            st(out + 16 * (i + l), b[l]);
+    }
+    for (; i < n; i++)
+        st(out + 16 * i, enc1(ld(in + 16 * i), k));
+}
+
+/* LE64(c) || 0^64: on a little-endian core, lane 0 of a 64-bit vector. */
+static inline uint8x16_t ctr_block(uint64_t c)
+{
+    return vreinterpretq_u8_u64(vcombine_u64(vcreate_u64(c), vcreate_u64(0)));
+}
+
+void neon_aes_ctr(const struct neon_sched *ks, size_t j, uint64_t c0, uint8_t *out, size_t n)
+{
+    uint8x16_t k[11], b[W];
+    size_t i = 0;
+
+    load_keys(ks->rk[j], k);
+    for (; i + W <= n; i += W) {
+        /* c0 + i + l wraps mod 2^64 as the SPEC's counter does. */
+#pragma GCC unroll 8
+        for (unsigned l = 0; l < W; l++)
+            b[l] = ctr_block(c0 + i + l);
+        enc_w(b, k);
+#pragma GCC unroll 8
+        for (unsigned l = 0; l < W; l++)
+            st(out + 16 * (i + l), b[l]);
+    }
+    for (; i < n; i++)
+        st(out + 16 * i, enc1(ctr_block(c0 + i), k));
+}
+
+void neon_aes_mmo(const struct neon_sched *ks, const uint8_t *seeds, uint8_t *out, size_t n)
+{
+    const size_t m = ks->m;
+
+    if (m == 1) {
+        /* One key: ecb with the feed-forward, the key in registers. */
+        uint8x16_t k[11], b[W], s[W];
+        size_t i = 0;
+
+        load_keys(ks->rk[0], k);
+        for (; i + W <= n; i += W) {
+#pragma GCC unroll 8
+            for (unsigned l = 0; l < W; l++)
+                s[l] = b[l] = ld(seeds + 16 * (i + l));
+            enc_w(b, k);
+#pragma GCC unroll 8
+            for (unsigned l = 0; l < W; l++)
+                st(out + 16 * (i + l), veorq_u8(b[l], s[l]));
+        }
+        for (; i < n; i++) {
+            uint8x16_t x = ld(seeds + 16 * i);
+            st(out + 16 * i, veorq_u8(enc1(x, k), x));
+        }
+        return;
+    }
+    /* m keys: W/m seeds (one for m > 4) per pass, each loaded once and
+     * encrypted under every key in lanes side by side, so out is written
+     * in order. Lanes past the last seed repeat lane 0 and are not stored. */
+    const size_t per = m <= W ? W / m : 1;
+    const uint8_t *kp[W];
+    uint8x16_t b[W], s[W];
+
+    for (unsigned l = 0; l < W; l++)
+        kp[l] = ks->rk[l % m];
+    for (size_t i = 0; i < n; i += per) {
+        const size_t seeds_now = n - i < per ? n - i : per;
+        const size_t lanes = seeds_now * m;
+#pragma GCC unroll 8
+        for (unsigned l = 0; l < W; l++) {
+            const size_t si = i + (l < lanes ? l / m : 0);
+            s[l] = b[l] = ld(seeds + 16 * si);
+        }
+        enc_w_lanes(b, kp);
+#pragma GCC unroll 8
+        for (unsigned l = 0; l < W; l++)
+            if (l < lanes)
+                st(out + 16 * (i * m + l), veorq_u8(b[l], s[l]));
+    }
+}
+
+/* All ones where the node's control bit (bit 0 of byte 12) is set: bit 0
+ * of 32-bit lane 3, spread by a negation, no branch on the secret. */
+static inline uint8x16_t tmask(uint8x16_t x)
+{
+    const uint32x4_t t = vandq_u32(vdupq_laneq_u32(vreinterpretq_u32_u8(x), 3), vdupq_n_u32(1));
+    return vreinterpretq_u8_s32(vnegq_s32(vreinterpretq_s32_u32(t)));
+}
+
+static inline uint8x16_t clr_t(uint8x16_t x)
+{
+    const uint32x4_t bit = {0, 0, 0, 1};
+    return vbicq_u8(x, vreinterpretq_u8_u32(bit));
+}
+
+void neon_dpf_expand(const struct neon_sched *ks, const uint8_t *parents, uint8_t *children,
+                     size_t n, const uint8_t cw[2][16])
+{
+    const uint8x16_t cwv[2] = {ld(cw[0]), ld(cw[1])};
+    const uint8_t *kp[W];
+    uint8x16_t b[W], s[W / 2], tm[W / 2];
+
+    for (unsigned l = 0; l < W; l++)
+        kp[l] = ks->rk[l & 1u];
+    for (size_t p = 0; p < n; p += W / 2) {
+        const size_t cnt = n - p < W / 2 ? n - p : W / 2;
+#pragma GCC unroll 4
+        for (unsigned q = 0; q < W / 2; q++) {
+            const uint8x16_t x = ld(parents + 16 * (p + (q < cnt ? q : 0)));
+            tm[q] = tmask(x);
+            s[q] = b[2 * q] = b[2 * q + 1] = clr_t(x);
+        }
+        enc_w_lanes(b, kp);
+#pragma GCC unroll 4
+        for (unsigned q = 0; q < W / 2; q++) {
+            if (q < cnt) {
+                st(children + 32 * (p + q),
+                   veorq_u8(veorq_u8(b[2 * q], s[q]), vandq_u8(cwv[0], tm[q])));
+                st(children + 32 * (p + q) + 16,
+                   veorq_u8(veorq_u8(b[2 * q + 1], s[q]), vandq_u8(cwv[1], tm[q])));
+            }
+        }
+    }
+}
+
+void neon_dpf_step(const struct neon_sched *ks, uint8_t *nodes, const uint8_t *dir,
+                   const uint8_t *cw, size_t n)
+{
+    const uint8_t *kp[W];
+    uint8x16_t b[W], s[W], tm[W];
+
+    for (size_t i = 0; i < n; i += W) {
+        const size_t cnt = n - i < W ? n - i : W;
+        /* dir is public (the evaluation point's bits): selecting the key
+         * schedule by it is not a secret-dependent address. */
+#pragma GCC unroll 8
+        for (unsigned l = 0; l < W; l++) {
+            const size_t idx = i + (l < cnt ? l : 0);
+            const uint8x16_t x = ld(nodes + 16 * idx);
+            kp[l] = ks->rk[dir[idx] & 1u];
+            tm[l] = tmask(x);
+            s[l] = b[l] = clr_t(x);
+        }
+        enc_w_lanes(b, kp);
+#pragma GCC unroll 8
+        for (unsigned l = 0; l < W; l++)
+            if (l < cnt)
+                st(nodes + 16 * (i + l),
+                   veorq_u8(veorq_u8(b[l], s[l]), vandq_u8(ld(cw + 16 * (i + l)), tm[l])));
+    }
+}
