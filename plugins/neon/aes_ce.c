@@ -6,14 +6,22 @@
  * round is one AESE+AESMC pair, which every core since Cortex-A57 fuses;
  * the pair has a latency of 2-4 cycles and two or four issue per cycle
  * (Neoverse N1: 2, V1/V2 and Apple M1+: 4), so W independent blocks must be
- * in flight to keep the units busy: 8 covers every published core's
- * latency x throughput, and 8 blocks plus 11 round keys still fit the 32
- * vector registers without spills. No table lookups: constant time.
+ * in flight to keep the units busy: 8 covers Neoverse N1/V1/V2 (latency
+ * 2-3 x issue 2-4), and 8 blocks plus 11 round keys still fit the 32
+ * vector registers without spills; Apple M1's 3 x 4 would want 12 (see
+ * README), which would spill here. No table lookups: constant time.
  */
 #include "config.h"
 
 #include <string.h>
 
+/* The Crypto Extension for this file whatever -march the user's CFLAGS
+ * give (automake puts them after ours, and a distribution's
+ * -march=armv8-a would otherwise take +crypto away); the probe decides
+ * at run time whether these functions are called. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC target("+crypto")
+#endif
 #include <arm_neon.h>
 
 #include "plugins/neon/neon.h"
@@ -185,9 +193,12 @@ void neon_aes_mmo(const struct neon_sched *ks, const uint8_t *seeds, uint8_t *ou
         }
         return;
     }
-    /* m keys: W/m seeds (one for m > 4) per pass, each loaded once and
-     * encrypted under every key in lanes side by side, so out is written
-     * in order. Lanes past the last seed repeat lane 0 and are not stored. */
+    /* m keys: W/m seeds (one for m > 4) per pass, encrypted under every
+     * key in lanes side by side, so out is written in order. m is known
+     * only at run time, so each lane loads its seed and its key's round
+     * keys itself (the compiler cannot share them): 8 loads per round,
+     * which on V1/V2 binds before the AES units do. Lanes past the last
+     * seed repeat lane 0 and are not stored. */
     const size_t per = m <= W ? W / m : 1;
     const uint8_t *kp[W];
     uint8x16_t b[W], s[W];
