@@ -132,7 +132,10 @@ static void engine_rows(const mpce_options *o, struct report *r)
     for (size_t i = 0; i < n; i++) {
         r->digest = fnv(r->digest, rows[i].impl, strlen(rows[i].impl));
         r->digest = fnv(r->digest, rows[i].selftest, strlen(rows[i].selftest));
-        if (strcmp(rows[i].selftest, "pass") != 0 && at < sizeof(r->msg))
+        /* An implementation this CPU cannot run is no fault's doing. */
+        int cpu_lacks = rows[i].impl[0] && strcmp(rows[i].selftest, "skipped") == 0 &&
+                        strncmp(rows[i].reason, "not usable here", 15) == 0;
+        if (strcmp(rows[i].selftest, "pass") != 0 && !cpu_lacks && at < sizeof(r->msg))
             at += (size_t)snprintf(r->msg + at, sizeof(r->msg) - at, "%s%s %s: %s",
                                    at ? "; " : "", *rows[i].impl ? rows[i].impl : rows[i].path,
                                    rows[i].selftest, rows[i].reason);

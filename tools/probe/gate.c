@@ -2,7 +2,8 @@
 /*
  * The variance gate (DESIGN.md, after emp-ot's tuner): the priority default
  * keeps a row unless a challenger's median beats it by more than the
- * default's own spread across rounds and by at least 1 %. On a noisy shared
+ * default's own spread across rounds (as ratios: probe_clears) and by at
+ * least 1 %. On a noisy shared
  * machine a lucky round would otherwise flip pins back and forth.
  */
 #include "config.h"
@@ -66,7 +67,7 @@ void probe_gate(struct mpce_pins_row *row, const char *const *order, size_t n_or
                  next->impl, 100.0 * (next->median / def->median - 1.0));
     } else {
         const double gain = 1.0 - fast->median / def->median;
-        if (gain > spread && gain >= PROBE_MIN_GAIN) {
+        if (probe_clears(gain, spread)) {
             win = fast;
             snprintf(verdict, len, "%s beats default %s by %.1f %% (more than the default's "
                      "spread %.1f %% and 1 %%)", fast->impl, def->impl, 100.0 * gain,

@@ -300,7 +300,7 @@ static void decide(const struct mpce_slot *s, const struct probe_opts *o,
             mpce_knobs_format(s, cb[n2].v, cb[n2].list, sizeof(cb[n2].list));
             n2++;
         }
-        if (gain1 < PROBE_MIN_GAIN || gain1 <= probe_spread(&c1[0])) {
+        if (!probe_clears(gain1, probe_spread(&c1[0]))) {
             used += (size_t)snprintf(verdict + used, sizeof(verdict) - used,
                                      ": within the defaults' spread (%.1f %%) or below 1 %%; "
                                      "defaults kept", 100.0 * probe_spread(&c1[0]));
@@ -334,7 +334,7 @@ static void decide(const struct mpce_slot *s, const struct probe_opts *o,
                     noise_best = noise;
                     gain_best = gain;
                 }
-                if (gain > noise && gain >= PROBE_MIN_GAIN &&
+                if (probe_clears(gain, noise) &&
                     (changes < fewest || (changes == fewest && gain > chosen_gain))) {
                     chosen = i;
                     fewest = changes;

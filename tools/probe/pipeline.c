@@ -230,7 +230,7 @@ static size_t challenger(const struct mpce_bench_cand *c, size_t n, double *gain
             continue;
         double g = 1.0 - c[i].median / c[0].median;
         double noise = probe_spread(&c[0]) > probe_spread(&c[i]) ? probe_spread(&c[0]) : probe_spread(&c[i]);
-        if (g > noise && g >= PROBE_MIN_GAIN && g > *gain) {
+        if (probe_clears(g, noise) && g > *gain) {
             best = i;
             *gain = g;
         }

@@ -86,6 +86,18 @@ void probe_timing(const char *effort, struct mpce_bench_timing *t);
  * knobs.c, pipeline.c): more than the noise, and at least this. */
 #define PROBE_MIN_GAIN 0.01
 
+/* Whether a challenger faster by gain (1 - its median / the incumbent's)
+ * is faster beyond noise (a spread, below) and by at least PROBE_MIN_GAIN.
+ * Noise is a ratio, so the test is one of ratios: the incumbent's median
+ * must exceed the challenger's times 1 + noise. A shared machine's noise
+ * mostly adds slow rounds; compared with the gain itself, a spread of 85 %
+ * (seen on a loaded 2-core machine) kept a pair 4.8x faster (gain 79 %)
+ * from ever being pinned. */
+static inline int probe_clears(double gain, double noise)
+{
+    return gain >= PROBE_MIN_GAIN && (1.0 - gain) * (1.0 + noise) < 1.0;
+}
+
 /* A candidate's spread: (max - min) / median over its rounds. */
 static inline double probe_spread(const struct mpce_bench_cand *c)
 {

@@ -170,8 +170,8 @@ static void slices_of(mpce_engine *e, const struct probe_opts *o, const char *ke
         /* The smallest point from which splitting wins at every point. */
         size_t from = n;
         while (from > 0) {
-            double need = spread[from - 1] > 0.01 ? spread[from - 1] : 0.01;
-            if (split[from - 1] >= one[from - 1] * (1.0 - need))
+            if (!(one[from - 1] > 0 && probe_clears(1.0 - split[from - 1] / one[from - 1],
+                                                    spread[from - 1])))
                 break;
             from--;
         }
