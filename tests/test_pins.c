@@ -18,6 +18,7 @@
 #include <openssl/evp.h>
 
 #include "engine/selector/pins.h"
+#include "engine/selector/selector.h"
 #include "tests/testutil.h"
 
 #define PATH_LEN 4096
@@ -939,6 +940,46 @@ static void test_row_key_read(void)
     tu_remove_dir(dir);
 }
 
+/* Every row the selector knows parses back to itself; a near miss names
+ * none (mpce_row_parse reads a key piece by piece, not by formatting every
+ * row's key to compare). */
+static void test_row_key_parse(void)
+{
+    size_t rows = 0;
+    for (unsigned o = 0; o < MPCE_OP_COUNT; o++) {
+        if (!mpce_op_routed((enum mpce_op_id)o))
+            continue;
+        mpce_primitive prim = mpce_op_info[o].prim;
+        for (unsigned v = 0; v < mpce_variant_count(prim); v++)
+            for (unsigned sc = 0; sc < MPCE_SIZE_CLASSES; sc++, rows++) {
+                char key[96];
+                enum mpce_op_id op = MPCE_OP_COUNT;
+                unsigned variant = 99, size_class = 99;
+                mpce_row_key((enum mpce_op_id)o, v, sc, key, sizeof(key));
+                CU_ASSERT_FATAL(mpce_row_parse(key, &op, &variant, &size_class) == 0);
+                CU_ASSERT(op == (enum mpce_op_id)o && variant == v && size_class == sc);
+                /* Cut short, lengthened, or with a piece dropped. */
+                char near[112];
+                size_t len = strlen(key);
+                for (size_t cut = 0; cut < len; cut++) {
+                    snprintf(near, sizeof(near), "%.*s", (int)cut, key);
+                    CU_ASSERT(mpce_row_parse(near, &op, &variant, &size_class) != 0);
+                }
+                snprintf(near, sizeof(near), "%s.", key);
+                CU_ASSERT(mpce_row_parse(near, &op, &variant, &size_class) != 0);
+                snprintf(near, sizeof(near), "%sx", key);
+                CU_ASSERT(mpce_row_parse(near, &op, &variant, &size_class) != 0);
+                const char *v_name = mpce_variant_name(prim, v);
+                if (v_name && v_name[0]) {
+                    snprintf(near, sizeof(near), "%s.%s", mpce_op_info[o].name,
+                             mpce_size_class_name(sc));
+                    CU_ASSERT(mpce_row_parse(near, &op, &variant, &size_class) != 0);
+                }
+            }
+    }
+    CU_ASSERT(rows > 0);
+}
+
 static void test_slice_read(void)
 {
     char path[PATH_LEN];
@@ -1426,6 +1467,7 @@ static const struct tu_test tests[] = {
     {"winner and runner-up among the candidates", test_winner_read},
     {"no row, candidate or module twice", test_unique_read},
     {"row keys well-formed", test_row_key_read},
+    {"row keys the selector knows parse back", test_row_key_parse},
     {"slice threshold in range, verdict alone", test_slice_read},
     {"knob values well-formed, for a winner, with a verdict", test_knobs_read},
     {"writer refuses what the reader rejects", test_writer_meaning},

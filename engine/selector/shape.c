@@ -63,24 +63,39 @@ void mpce_row_key(enum mpce_op_id op, unsigned variant, unsigned size_class, cha
              mpce_size_class_name(size_class));
 }
 
+/* The rest of key after part and a dot, or NULL. */
+static const char *after_part(const char *key, const char *part)
+{
+    size_t n = strlen(part);
+    return strncmp(key, part, n) == 0 && key[n] == '.' ? key + n + 1 : NULL;
+}
+
+/* Piece by piece, in mpce_row_key's order and with its first match: a
+ * census or pins file holds a key a line, and formatting every row's key to
+ * compare with each took most of their reading time. */
 int mpce_row_parse(const char *key, enum mpce_op_id *op, unsigned *variant,
                    unsigned *size_class)
 {
     for (unsigned o = 0; o < MPCE_OP_COUNT; o++) {
         if (!mpce_op_routed((enum mpce_op_id)o))
             continue;
+        const char *rest = after_part(key, mpce_op_info[o].name);
+        if (rest == NULL)
+            continue;
         mpce_primitive prim = mpce_op_info[o].prim;
-        for (unsigned v = 0; v < mpce_variant_count(prim); v++)
-            for (unsigned sc = 0; sc < MPCE_SIZE_CLASSES; sc++) {
-                char k[96];
-                mpce_row_key((enum mpce_op_id)o, v, sc, k, sizeof(k));
-                if (strcmp(k, key) == 0) {
+        for (unsigned v = 0; v < mpce_variant_count(prim); v++) {
+            const char *vn = mpce_variant_name(prim, v);
+            const char *cls = vn && vn[0] ? after_part(rest, vn) : rest;
+            if (cls == NULL)
+                continue;
+            for (unsigned sc = 0; sc < MPCE_SIZE_CLASSES; sc++)
+                if (strcmp(cls, mpce_size_class_name(sc)) == 0) {
                     *op = (enum mpce_op_id)o;
                     *variant = v;
                     *size_class = sc;
                     return 0;
                 }
-            }
+        }
     }
     return -1;
 }
