@@ -28,10 +28,12 @@
  *          on a loaded CI machine) and its knobs (ABI 2.2): "wait"
  *          (0 1 [2]) busy-waits 15 ns per work element per unit, "spin"
  *          (0 [1] 2), informational, 3 ns. At its defaults a large call
- *          (262144 blocks) costs about 10.5 ms against soft's ~20 ms on an
- *          AMD EPYC Zen 4 (several times that under a sanitizer), and wait=0
- *          makes it about 2.8 ms: the tune must pin wait=0 there, a gain no
- *          loaded machine's noise hides,
+ *          (262144 blocks) costs about 10.5 ms plus the AES against soft's
+ *          ~20 ms on an AMD EPYC Zen 4 (several times that under a
+ *          sanitizer), and wait=0 about 2.8 ms plus the AES: the tune must
+ *          pin wait=0 there, a gain no loaded machine's noise hides (at
+ *          medium, 32768 blocks, soft and the module are close: nothing
+ *          asserts that row),
  *          report spin and keep 1, and leave "idle" (0 [1]), which changes
  *          nothing, at its default however the first run ranks it. With
  *          TUNE_KNOB_RECORD set to a file, each call appends the values it

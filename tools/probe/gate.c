@@ -3,8 +3,8 @@
  * The variance gate (DESIGN.md, after emp-ot's tuner): the priority default
  * keeps a row unless a challenger's median beats it by more than the
  * default's own spread across rounds (as ratios: probe_clears) and by at
- * least 1 %. On a noisy shared
- * machine a lucky round would otherwise flip pins back and forth.
+ * least 1 %. On a noisy shared machine a lucky round would otherwise flip
+ * pins back and forth.
  */
 #include "config.h"
 
@@ -69,13 +69,15 @@ void probe_gate(struct mpce_pins_row *row, const char *const *order, size_t n_or
         const double gain = 1.0 - fast->median / def->median;
         if (probe_clears(gain, spread)) {
             win = fast;
-            snprintf(verdict, len, "%s beats default %s by %.1f %% (more than the default's "
-                     "spread %.1f %% and 1 %%)", fast->impl, def->impl, 100.0 * gain,
-                     100.0 * spread);
+            snprintf(verdict, len, "%s beats default %s by %.1f %% (the default takes "
+                     "%.2fx as long: more than 1 + its spread %.1f %%, and the gain is at "
+                     "least 1 %%)", fast->impl, def->impl, 100.0 * gain,
+                     def->median / fast->median, 100.0 * spread);
         } else {
-            snprintf(verdict, len, "default %s kept: %s is faster by only %.1f %% (the "
-                     "default's spread is %.1f %%; a challenger needs more, and at least "
-                     "1 %%)", def->impl, fast->impl, 100.0 * gain, 100.0 * spread);
+            snprintf(verdict, len, "default %s kept: %s is faster by only %.1f %% (with the "
+                     "default's spread of %.1f %% a challenger needs more than %.1f %%)",
+                     def->impl, fast->impl, 100.0 * gain, 100.0 * spread,
+                     100.0 * probe_needed_gain(spread));
         }
     }
     snprintf(winner, 64, "%s", win->impl);

@@ -8,7 +8,8 @@
  * swept alone with the others at their defaults. Before anything is timed
  * every combination's output is compared with the defaults' byte for byte:
  * a knob whose values change an output is a broken module. The defaults
- * stay unless a combination beats them by more than their spread and 1 %.
+ * stay unless a combination beats them by more than their spread (as
+ * ratios: probe_clears) and 1 %.
  * Informational knobs are swept the same way, one at a time, and only
  * reported. Lines:
  *   enter KEY IMPL:KNOBS
@@ -252,9 +253,9 @@ static size_t report_informational(const struct mpce_slot *s, enum mpce_op_id op
  * with each of its changed knobs put back to its default, because the best
  * of many is flattered by chance and a knob that does nothing rides along
  * with one that matters. A candidate is a change only if it beats the
- * defaults in round 2 by more than its noise (the larger of both spreads and
- * of how far its and the defaults' medians moved between the rounds) and by
- * at least 1 %; of those, the one that changes fewest knobs is pinned.
+ * defaults in round 2 by more than its noise (probe_clears; the larger of
+ * both spreads and of how far its and the defaults' medians moved between
+ * the rounds) and by at least 1 %; of those, the one that changes fewest knobs is pinned.
  */
 static void decide(const struct mpce_slot *s, const struct probe_opts *o,
                    const struct probe_row *row, const struct mpce_bench_shape *shape,
@@ -346,8 +347,10 @@ static void decide(const struct mpce_slot *s, const struct probe_opts *o,
                 mpce_knobs_format_changed(s, cb[chosen].v, pick, sizeof(pick));
                 used += (size_t)snprintf(verdict + used, sizeof(verdict) - used,
                                          "; again with new buffers, %s is %.1f %% faster "
-                                         "(noise %.1f %%): pinned%s", pick, 100.0 * chosen_gain,
+                                         "(noise %.1f %%: it needed more than %.1f %%): "
+                                         "pinned%s", pick, 100.0 * chosen_gain,
                                          100.0 * chosen_noise,
+                                         100.0 * probe_needed_gain(chosen_noise),
                                          chosen != 1 ? " (the best's other changes were "
                                                        "within noise)"
                                                      : "");

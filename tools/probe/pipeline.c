@@ -11,7 +11,8 @@
  * then lpn.fold of as many outputs into X over a production table (2^19
  * blocks), through the public API on one thread. Every pair's X is first
  * compared with the defaults' byte for byte. The pair the ops' own tunes
- * chose is kept unless another beats it by more than both spreads and 1 %,
+ * chose is kept unless another beats it by more than both spreads and 1 %
+ * (probe_clears),
  * in this run and again with new buffers.
  *
  *   args: dpf.evalall.large=SPEC|SPEC|... lpn.fold.kbig.large=SPEC|SPEC|...

@@ -9,7 +9,7 @@
  *   supervise.c  `tune`: run workers, survive the ones a module crashes or
  *                hangs, blacklist that module, decide, write the pins file
  *   gate.c       the decision: a challenger must beat the priority default by
- *                more than the default's spread and at least 1 %
+ *                more than the default's spread (probe_clears) and 1 %
  *   knobs.c      `knobs`: a row winner's knob values, measured jointly on the
  *                row's shape, checked to leave outputs unchanged
  *   pipeline.c   `pipeline`: the DPF tree's and the LPN fold's knob values
@@ -96,6 +96,14 @@ void probe_timing(const char *effort, struct mpce_bench_timing *t);
 static inline int probe_clears(double gain, double noise)
 {
     return gain >= PROBE_MIN_GAIN && (1.0 - gain) * (1.0 + noise) < 1.0;
+}
+
+/* The gain probe_clears needs to exceed over noise (at least PROBE_MIN_GAIN),
+ * for verdicts that say what a challenger needed. */
+static inline double probe_needed_gain(double noise)
+{
+    const double g = noise > 0 ? noise / (1.0 + noise) : 0;
+    return g > PROBE_MIN_GAIN ? g : PROBE_MIN_GAIN;
 }
 
 /* A candidate's spread: (max - min) / median over its rounds. */

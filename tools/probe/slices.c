@@ -6,8 +6,8 @@
  * about 150 us of work per op. Here it is measured: at growing sizes the
  * winner runs through the public API on one thread and on all of them with
  * every call split, interleaved; the smallest size from which the split
- * calls win by more than the single thread's spread and 1 %, at that size
- * and every larger one, is the crossover. A slice must then hold at least
+ * calls win by more than the single thread's spread (probe_clears) and
+ * 1 %, at that size and every larger one, is the crossover. A slice must then hold at least
  * crossover / threads work elements: the work that pays for waking one
  * thread, which is about the same whatever the thread count. If splitting
  * never wins up to the largest size tried, a slice must hold that size (the
