@@ -29,14 +29,14 @@ KD_KERNEL(kd_prg_ecb_bs, const uint64_t *KD_RESTRICT rk, const uint8_t *in, uint
                 kd_load_block(in + 16 * i, c);
             else
                 c[0] = c[1] = c[2] = c[3] = 0;
-            kd_bs_pack_block(q, b, c);
+            mpce_bs_pack_block(q, b, c);
         }
         kd_bs_encrypt(q, rk);
         for (unsigned b = 0; b < 4; b++) {
             const size_t i = 4 * g + b;
             if (i >= n)
                 break;
-            kd_bs_unpack_block(q, b, c);
+            mpce_bs_unpack_block(q, b, c);
             kd_store_block(out + 16 * i, c);
         }
     }
@@ -53,7 +53,7 @@ KD_KERNEL(kd_prg_ctr_bs, const uint64_t *KD_RESTRICT rk, uint64_t c0, uint8_t *o
         for (unsigned b = 0; b < 4; b++) {
             const uint64_t ctr = c0 + (uint64_t)(4 * g + b);
             const uint32_t c[4] = {(uint32_t)ctr, (uint32_t)(ctr >> 32), 0, 0};
-            kd_bs_pack_block(q, b, c);
+            mpce_bs_pack_block(q, b, c);
         }
         kd_bs_encrypt(q, rk);
         for (unsigned b = 0; b < 4; b++) {
@@ -61,7 +61,7 @@ KD_KERNEL(kd_prg_ctr_bs, const uint64_t *KD_RESTRICT rk, uint64_t c0, uint8_t *o
             if (i >= n)
                 break;
             uint32_t c[4];
-            kd_bs_unpack_block(q, b, c);
+            mpce_bs_unpack_block(q, b, c);
             kd_store_block(out + 16 * i, c);
         }
     }
@@ -86,7 +86,7 @@ KD_KERNEL(kd_prg_mmo_bs, const uint64_t *KD_RESTRICT rk, unsigned m, const uint8
                 kd_load_block(seeds + 16 * i, s[b]);
             else
                 s[b][0] = s[b][1] = s[b][2] = s[b][3] = 0;
-            kd_bs_pack_block(q, b, s[b]);
+            mpce_bs_pack_block(q, b, s[b]);
         }
         kd_bs_encrypt(q, rk + (size_t)CUDA_BS_RK_WORDS * j);
         for (unsigned b = 0; b < 4; b++) {
@@ -94,7 +94,7 @@ KD_KERNEL(kd_prg_mmo_bs, const uint64_t *KD_RESTRICT rk, unsigned m, const uint8
             if (i >= n)
                 break;
             uint32_t c[4];
-            kd_bs_unpack_block(q, b, c);
+            mpce_bs_unpack_block(q, b, c);
             for (unsigned k = 0; k < 4; k++)
                 c[k] ^= s[b][k];
             kd_store_block(out + 16 * (i * m + j), c);

@@ -28,7 +28,7 @@ static int prg_new(void *module, const uint8_t *keys, size_t m, int ttable, void
     }
     for (size_t j = 0; j < m; j++) {
         if (ttable)
-            kd_aes_expand_words(keys + 16 * j, (uint32_t *)(void *)(sched + words * j));
+            mpce_aes_expand_words(keys + 16 * j, (uint32_t *)(void *)(sched + words * j));
         else
             kd_bs_expand(keys + 16 * j, (uint64_t *)(void *)(sched + words * j));
     }
