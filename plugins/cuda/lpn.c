@@ -109,9 +109,10 @@ static int lpn_fold(void *state, const struct mpce_call *call, uint64_t c0, cons
     }
     if (rc == 0) {
         const struct lpn_call c = {.s = s, .c0 = c0, .table = dt};
-        const struct cuda_pipe_op op = {.what = "lpn.fold", .in_unit = {16, 0}, .out_unit = 16,
-                                        .align_units = 4, .launch = pipe_launch,
-                                        .in0_is_out = 1};
+        const struct cuda_pipe_op op = {
+            .what = "lpn.fold",
+            .units = {.in = {16, 0}, .out = 16, .align = 4, .in0_is_out = 1},
+            .launch = pipe_launch};
         rc = cuda_pipe_run(m, &op, &c, out, NULL, out, n);
     }
     if (dt != NULL)

@@ -94,11 +94,10 @@ static int ntt_run(void *state, const struct mpce_call *call, enum ntt_kind kind
     }
     const size_t poly = s->d.l * s->d.n * sizeof(uint64_t);
     const struct ntt_call c = {.s = s, .kind = kind};
-    const struct cuda_pipe_op op = {.what = what[kind],
-                                    .in_unit = {poly, kind == NTT_MUL ? poly : 0},
-                                    .out_unit = poly,
-                                    .align_units = 1,
-                                    .launch = pipe_launch};
+    const struct cuda_pipe_op op = {
+        .what = what[kind],
+        .units = {.in = {poly, kind == NTT_MUL ? poly : 0}, .out = poly, .align = 1},
+        .launch = pipe_launch};
     return cuda_pipe_run(s->m, &op, &c, a, b, out, batch);
 }
 

@@ -114,8 +114,8 @@ static int prg_ecb(void *state, const struct mpce_call *call, size_t key_index, 
         return cuda_finish(p->m, call, s, "prg.ecb");
     }
     const struct prg_call c = {.p = p, .key_index = key_index};
-    const struct cuda_pipe_op op = {.what = "prg.ecb", .in_unit = {16, 0}, .out_unit = 16,
-                                    .align_units = 4, .launch = launch_ecb};
+    const struct cuda_pipe_op op = {
+        .what = "prg.ecb", .units = {.in = {16, 0}, .out = 16, .align = 4}, .launch = launch_ecb};
     return cuda_pipe_run(p->m, &op, &c, in, NULL, out, n);
 }
 
@@ -129,8 +129,8 @@ static int prg_ctr(void *state, const struct mpce_call *call, size_t key_index, 
         return cuda_finish(p->m, call, s, "prg.ctr");
     }
     const struct prg_call c = {.p = p, .key_index = key_index, .c0 = c0};
-    const struct cuda_pipe_op op = {.what = "prg.ctr", .out_unit = 16, .align_units = 4,
-                                    .launch = launch_ctr};
+    const struct cuda_pipe_op op = {
+        .what = "prg.ctr", .units = {.out = 16, .align = 4}, .launch = launch_ctr};
     return cuda_pipe_run(p->m, &op, &c, NULL, NULL, out, n);
 }
 
@@ -144,9 +144,10 @@ static int prg_mmo(void *state, const struct mpce_call *call, const uint8_t *see
         return cuda_finish(p->m, call, s, "prg.mmo");
     }
     const struct prg_call c = {.p = p};
-    const struct cuda_pipe_op op = {.what = "prg.mmo", .in_unit = {16, 0},
-                                    .out_unit = 16 * (size_t)p->keys.m, .align_units = 4,
-                                    .launch = launch_mmo};
+    const struct cuda_pipe_op op = {
+        .what = "prg.mmo",
+        .units = {.in = {16, 0}, .out = 16 * (size_t)p->keys.m, .align = 4},
+        .launch = launch_mmo};
     return cuda_pipe_run(p->m, &op, &c, seeds, NULL, out, n);
 }
 
