@@ -377,6 +377,24 @@ static void test_lpn(void)
     CU_ASSERT(lpn_compare(19, ((size_t)1 << 20) + 3, 77)); /* staged, chunked */
 }
 
+/* A failed allocation leaves an error on the thread in the CUDA runtime;
+ * the next call, which is fine, must not fail with it. */
+static void test_failure_does_not_poison(void)
+{
+    uint8_t key[16], in[16 * 37], want[16 * 37], got[16 * 37];
+    mpce_buffer *huge = NULL;
+    mpce_prg *prg;
+    tu_splitmix_bytes(51, key, sizeof key);
+    tu_splitmix_bytes(52, in, sizeof in);
+    CU_ASSERT_FATAL(mpce_prg_new(engine, key, 1, &prg) == MPCE_OK);
+    CU_ASSERT(mpce_buffer_new(engine, "cuda0", (size_t)1 << 50, &huge) != MPCE_OK);
+    CU_ASSERT_PTR_NULL(huge);
+    CU_ASSERT(mpce_prg_ecb(prg, REF_PRG, 0, in, want, 37) == MPCE_OK);
+    CU_ASSERT(mpce_prg_ecb(prg, "prg-cuda", 0, in, got, 37) == MPCE_OK);
+    CU_ASSERT(memcmp(got, want, sizeof got) == 0);
+    mpce_prg_free(prg);
+}
+
 /* ---- DPF ---- */
 
 static int dpf_compare(unsigned bits, mpce_dpf_group group, size_t nkeys)
@@ -511,6 +529,7 @@ int main(void)
         {"NTT -> mul -> inverse on cuda0 buffers", test_device_chain},
         {"PRG, LPN and DPF on cuda0 buffers against soft", test_device_buffers},
         {"LPN fold against soft (b13 table, staged)", test_lpn},
+        {"a failed call does not fail the next one", test_failure_does_not_poison},
         {"DPF gen and evaluations against soft", test_dpf},
         {NULL, NULL},
     };

@@ -75,7 +75,9 @@ int cuda_finish(struct cuda_module *m, const struct mpce_call *call, cudaStream_
                 const char *what);
 
 /* The error of a CUDA call explained (what failed, the runtime's words),
- * MPCE_ERR_NOMEM for allocation failures, else MPCE_ERR_BACKEND. */
+ * MPCE_ERR_NOMEM for allocation failures, else MPCE_ERR_BACKEND. The
+ * thread's last error is cleared with it: a failure reported once must not
+ * come back from the cudaGetLastError() after this thread's next launch. */
 int cuda_fail(const struct cuda_module *m, cudaError_t e, const char *what);
 
 /*
@@ -102,8 +104,6 @@ struct cuda_pipe_op {
      * when in0_is_out). */
     void (*launch)(const void *ctx, cudaStream_t s, const void *din0, const void *din1,
                    void *dout, size_t first, size_t n);
-    /* in0 is the output's own old contents (the LPN fold updates out). */
-    int in0_is_out;
 };
 /* The whole call over n units; 0 or the first failure, explained. */
 int cuda_pipe_run(struct cuda_module *m, const struct cuda_pipe_op *op, const void *ctx,

@@ -16,6 +16,7 @@ int cuda_fail(const struct cuda_module *m, cudaError_t e, const char *what)
 {
     m->host->set_error(m->host, "cuda0: %s failed: %s (%s)", what, cudaGetErrorString(e),
                        cudaGetErrorName(e));
+    (void)cudaGetLastError();
     return e == cudaErrorMemoryAllocation ? MPCE_ERR_NOMEM : MPCE_ERR_BACKEND;
 }
 
@@ -103,9 +104,11 @@ static void dev_free(void *module_state, void *addr)
 {
     struct cuda_module *m = module_state;
     cudaError_t e = cudaFree(addr);
-    if (e != cudaSuccess)
+    if (e != cudaSuccess) {
         m->host->log(m->host, MPCE_LOG_ERROR, "cuda0: cudaFree(%p): %s", addr,
                      cudaGetErrorString(e));
+        (void)cudaGetLastError();
+    }
 }
 
 static int dev_queue_new(void *module_state, void **queue)
@@ -125,9 +128,11 @@ static void dev_queue_free(void *module_state, void *queue)
 {
     struct cuda_module *m = module_state;
     cudaError_t e = cudaStreamDestroy((cudaStream_t)queue);
-    if (e != cudaSuccess)
+    if (e != cudaSuccess) {
         m->host->log(m->host, MPCE_LOG_ERROR, "cuda0: cudaStreamDestroy: %s",
                      cudaGetErrorString(e));
+        (void)cudaGetLastError();
+    }
 }
 
 static int dev_memcpy(void *module_state, const struct mpce_call *call, void *dst,
@@ -135,6 +140,7 @@ static int dev_memcpy(void *module_state, const struct mpce_call *call, void *ds
 {
     struct cuda_module *m = module_state;
     cudaStream_t s = cuda_call_stream(m, call);
+    cuda_launch_begin();
     cudaError_t e = cudaMemcpyAsync(dst, src, len, kind, s);
     if (e != cudaSuccess) {
         char step[96];

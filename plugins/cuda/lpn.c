@@ -90,6 +90,7 @@ static int lpn_fold(void *state, const struct mpce_call *call, uint64_t c0, cons
     struct cuda_module *m = s->m;
     if (call->memory == MPCE_MEM_DEVICE) {
         cudaStream_t st = cuda_call_stream(m, call);
+        cuda_launch_begin();
         lpn_queue(s, st, c0, table, out, n);
         return cuda_finish(m, call, st, "lpn.fold");
     }

@@ -53,6 +53,7 @@ static void ntt_free(void *state)
     if (s == NULL)
         return;
     cudaFree(s->dev);
+    (void)cudaGetLastError(); /* no failure of a free may reach the next call's check */
     free(s);
 }
 
@@ -89,6 +90,7 @@ static int ntt_run(void *state, const struct mpce_call *call, enum ntt_kind kind
     const struct cuda_ntt *s = state;
     if (call->memory == MPCE_MEM_DEVICE) {
         cudaStream_t st = cuda_call_stream(s->m, call);
+        cuda_launch_begin();
         ntt_launch(s, kind, st, a, b, out, batch);
         return cuda_finish(s->m, call, st, what[kind]);
     }

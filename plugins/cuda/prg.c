@@ -72,6 +72,9 @@ static void prg_free(void *state)
         p->keys.m * (p->keys.ttable ? CUDA_TT_RK_WORDS * 4 : CUDA_BS_RK_WORDS * 8);
     cudaMemset((void *)p->keys.rk, 0, bytes);
     cudaFree((void *)p->keys.rk);
+    /* Nothing to report from a free; nothing may be left for the next
+     * call's launch check either. */
+    (void)cudaGetLastError();
     free(p);
 }
 
@@ -110,6 +113,7 @@ static int prg_ecb(void *state, const struct mpce_call *call, size_t key_index, 
     const struct cuda_prg *p = state;
     if (call->memory == MPCE_MEM_DEVICE) {
         cudaStream_t s = cuda_call_stream(p->m, call);
+        cuda_launch_begin();
         cudak_prg_ecb(s, &p->keys, key_index, in, out, n);
         return cuda_finish(p->m, call, s, "prg.ecb");
     }
@@ -125,6 +129,7 @@ static int prg_ctr(void *state, const struct mpce_call *call, size_t key_index, 
     const struct cuda_prg *p = state;
     if (call->memory == MPCE_MEM_DEVICE) {
         cudaStream_t s = cuda_call_stream(p->m, call);
+        cuda_launch_begin();
         cudak_prg_ctr(s, &p->keys, key_index, c0, out, n);
         return cuda_finish(p->m, call, s, "prg.ctr");
     }
@@ -140,6 +145,7 @@ static int prg_mmo(void *state, const struct mpce_call *call, const uint8_t *see
     const struct cuda_prg *p = state;
     if (call->memory == MPCE_MEM_DEVICE) {
         cudaStream_t s = cuda_call_stream(p->m, call);
+        cuda_launch_begin();
         cudak_prg_mmo(s, &p->keys, seeds, out, n);
         return cuda_finish(p->m, call, s, "prg.mmo");
     }
