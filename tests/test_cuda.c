@@ -377,6 +377,35 @@ static void test_lpn(void)
     CU_ASSERT(lpn_compare(19, ((size_t)1 << 20) + 3, 77)); /* staged, chunked */
 }
 
+/* mpce_buffer_copy within one cuda0 buffer, the ranges overlapping both
+ * ways: memmove's bytes, as buffer.h promises for every memory kind. */
+static void test_overlapping_copy(void)
+{
+    enum { LEN = 1 << 20 };
+    static const struct {
+        size_t dst, src, len;
+    } moves[] = {{8, 0, LEN / 2}, {0, 8, LEN / 2}, {1, 0, LEN - 1}, {0, 1, LEN - 1},
+                 {4096, 0, 65536}, {100, 100, 1000}};
+    uint8_t *init = malloc(LEN), *want = malloc(LEN);
+    mpce_queue *qu;
+    CU_ASSERT_FATAL(init && want);
+    tu_splitmix_bytes(41, init, LEN);
+    CU_ASSERT_FATAL(mpce_queue_new(engine, "cuda0", &qu) == MPCE_OK);
+    mpce_buffer *b = device_copy(qu, NULL, LEN);
+    for (size_t i = 0; i < sizeof(moves) / sizeof(moves[0]); i++) {
+        memcpy(want, init, LEN);
+        memmove(want + moves[i].dst, want + moves[i].src, moves[i].len);
+        CU_ASSERT(mpce_buffer_upload(qu, b, 0, init, LEN) == MPCE_OK);
+        CU_ASSERT(mpce_buffer_copy(qu, b, moves[i].dst, b, moves[i].src, moves[i].len) ==
+                  MPCE_OK);
+        check_download(qu, b, want, LEN, "an overlapping copy");
+    }
+    mpce_buffer_free(b);
+    mpce_queue_free(qu);
+    free(init);
+    free(want);
+}
+
 /* A failed allocation leaves an error on the thread in the CUDA runtime;
  * the next call, which is fine, must not fail with it. */
 static void test_failure_does_not_poison(void)
@@ -529,6 +558,7 @@ int main(void)
         {"NTT -> mul -> inverse on cuda0 buffers", test_device_chain},
         {"PRG, LPN and DPF on cuda0 buffers against soft", test_device_buffers},
         {"LPN fold against soft (b13 table, staged)", test_lpn},
+        {"overlapping copies within a cuda0 buffer are memmove's", test_overlapping_copy},
         {"a failed call does not fail the next one", test_failure_does_not_poison},
         {"DPF gen and evaluations against soft", test_dpf},
         {NULL, NULL},

@@ -162,10 +162,35 @@ static int dev_download(void *module_state, const struct mpce_call *call, void *
     return dev_memcpy(module_state, call, dst, src, len, cudaMemcpyDeviceToHost, "download");
 }
 
+/* As memmove, which the ABI asks of every device (plugin.h): CUDA leaves a
+ * copy between overlapping ranges undefined, so those go through a
+ * stream-ordered temporary (a copy onto itself moves nothing). */
 static int dev_copy(void *module_state, const struct mpce_call *call, void *dst,
                     const void *src, size_t len)
 {
-    return dev_memcpy(module_state, call, dst, src, len, cudaMemcpyDeviceToDevice, "copy");
+    struct cuda_module *m = module_state;
+    const uintptr_t d = (uintptr_t)dst, s0 = (uintptr_t)src;
+    if (len == 0 || d == s0 || d >= s0 + len || s0 >= d + len)
+        return d == s0 ? cuda_finish(m, call, cuda_call_stream(m, call), "copy")
+                       : dev_memcpy(module_state, call, dst, src, len, cudaMemcpyDeviceToDevice,
+                                    "copy");
+    cudaStream_t s = cuda_call_stream(m, call);
+    cuda_launch_begin();
+    void *tmp = cuda_pipe_scratch(m, s, len, "copy between overlapping ranges");
+    if (tmp == NULL)
+        return MPCE_ERR_NOMEM;
+    cudaError_t e = cudaMemcpyAsync(tmp, src, len, cudaMemcpyDeviceToDevice, s);
+    if (e == cudaSuccess)
+        e = cudaMemcpyAsync(dst, tmp, len, cudaMemcpyDeviceToDevice, s);
+    cudaFreeAsync(tmp, s);
+    if (e != cudaSuccess) {
+        char step[96];
+        snprintf(step, sizeof(step), "copy of %zu bytes between overlapping ranges "
+                 "(cudaMemcpyAsync)", len);
+        cudaStreamSynchronize(s);
+        return cuda_fail(m, e, step);
+    }
+    return cuda_finish(m, call, s, "copy");
 }
 
 const struct mpce_device cuda_device0 = {
