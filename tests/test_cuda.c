@@ -377,6 +377,47 @@ static void test_lpn(void)
     CU_ASSERT(lpn_compare(19, ((size_t)1 << 20) + 3, 77)); /* staged, chunked */
 }
 
+/* The context's cached device copy of the table follows the table's
+ * bytes, not its address: changed in place between calls, the next fold
+ * uses the new bytes; the same bytes at another address are reused. */
+static void test_lpn_table_cache(void)
+{
+    enum { LOGK = 10, N = 4099 };
+    const size_t k = (size_t)1 << LOGK;
+    uint8_t seed[16];
+    uint8_t *table = malloc(16 * k), *other = malloc(16 * k);
+    uint8_t *want = malloc(16 * N), *got = malloc(16 * N);
+    mpce_lpn *ctx;
+    uint64_t cw, cg;
+    CU_ASSERT_FATAL(table && other && want && got);
+    tu_splitmix_bytes(31, seed, sizeof seed);
+    tu_splitmix_bytes(32, table, 16 * k);
+    CU_ASSERT_FATAL(mpce_lpn_new(engine, seed, LOGK, &ctx) == MPCE_OK);
+    for (int round = 0; round < 4; round++) {
+        const uint8_t *t = table;
+        if (round == 1) {
+            table[16 * 77 + 5] ^= 0x40; /* one byte, in place */
+        } else if (round == 2) {
+            table[16 * (k - 1)] ^= 1;   /* the last block */
+        } else if (round == 3) {
+            memcpy(other, table, 16 * k);
+            t = other;                  /* the same bytes elsewhere */
+        }
+        memset(want, 0, 16 * N);
+        memset(got, 0, 16 * N);
+        CU_ASSERT(mpce_lpn_fold(ctx, "lpn-soft", 5, t, k, want, N, &cw) == MPCE_OK);
+        CU_ASSERT(mpce_lpn_fold(ctx, "lpn-cuda", 5, t, k, got, N, &cg) == MPCE_OK);
+        CU_ASSERT(cw == cg && memcmp(got, want, 16 * N) == 0);
+        if (memcmp(got, want, 16 * N) != 0)
+            fprintf(stderr, "  lpn-cuda used a stale table in round %d\n", round);
+    }
+    mpce_lpn_free(ctx);
+    free(table);
+    free(other);
+    free(want);
+    free(got);
+}
+
 /* mpce_buffer_copy within one cuda0 buffer, the ranges overlapping both
  * ways: memmove's bytes, as buffer.h promises for every memory kind. */
 static void test_overlapping_copy(void)
@@ -558,6 +599,7 @@ int main(void)
         {"NTT -> mul -> inverse on cuda0 buffers", test_device_chain},
         {"PRG, LPN and DPF on cuda0 buffers against soft", test_device_buffers},
         {"LPN fold against soft (b13 table, staged)", test_lpn},
+        {"LPN: the cached table follows the table's bytes", test_lpn_table_cache},
         {"overlapping copies within a cuda0 buffer are memmove's", test_overlapping_copy},
         {"a failed call does not fail the next one", test_failure_does_not_poison},
         {"DPF gen and evaluations against soft", test_dpf},
