@@ -377,6 +377,94 @@ static void test_lpn(void)
     CU_ASSERT(lpn_compare(19, ((size_t)1 << 20) + 3, 77)); /* staged, chunked */
 }
 
+/* The context's cached device copy of the table follows the table's
+ * bytes, not its address: changed in place between calls, the next fold
+ * uses the new bytes; the same bytes at another address are reused. */
+static void test_lpn_table_cache(void)
+{
+    enum { LOGK = 10, N = 4099 };
+    const size_t k = (size_t)1 << LOGK;
+    uint8_t seed[16];
+    uint8_t *table = malloc(16 * k), *other = malloc(16 * k);
+    uint8_t *want = malloc(16 * N), *got = malloc(16 * N);
+    mpce_lpn *ctx;
+    uint64_t cw, cg;
+    CU_ASSERT_FATAL(table && other && want && got);
+    tu_splitmix_bytes(31, seed, sizeof seed);
+    tu_splitmix_bytes(32, table, 16 * k);
+    CU_ASSERT_FATAL(mpce_lpn_new(engine, seed, LOGK, &ctx) == MPCE_OK);
+    for (int round = 0; round < 4; round++) {
+        const uint8_t *t = table;
+        if (round == 1) {
+            table[16 * 77 + 5] ^= 0x40; /* one byte, in place */
+        } else if (round == 2) {
+            table[16 * (k - 1)] ^= 1;   /* the last block */
+        } else if (round == 3) {
+            memcpy(other, table, 16 * k);
+            t = other;                  /* the same bytes elsewhere */
+        }
+        memset(want, 0, 16 * N);
+        memset(got, 0, 16 * N);
+        CU_ASSERT(mpce_lpn_fold(ctx, "lpn-soft", 5, t, k, want, N, &cw) == MPCE_OK);
+        CU_ASSERT(mpce_lpn_fold(ctx, "lpn-cuda", 5, t, k, got, N, &cg) == MPCE_OK);
+        CU_ASSERT(cw == cg && memcmp(got, want, 16 * N) == 0);
+        if (memcmp(got, want, 16 * N) != 0)
+            fprintf(stderr, "  lpn-cuda used a stale table in round %d\n", round);
+    }
+    mpce_lpn_free(ctx);
+    free(table);
+    free(other);
+    free(want);
+    free(got);
+}
+
+/* mpce_buffer_copy within one cuda0 buffer, the ranges overlapping both
+ * ways: memmove's bytes, as buffer.h promises for every memory kind. */
+static void test_overlapping_copy(void)
+{
+    enum { LEN = 1 << 20 };
+    static const struct {
+        size_t dst, src, len;
+    } moves[] = {{8, 0, LEN / 2}, {0, 8, LEN / 2}, {1, 0, LEN - 1}, {0, 1, LEN - 1},
+                 {4096, 0, 65536}, {100, 100, 1000}};
+    uint8_t *init = malloc(LEN), *want = malloc(LEN);
+    mpce_queue *qu;
+    CU_ASSERT_FATAL(init && want);
+    tu_splitmix_bytes(41, init, LEN);
+    CU_ASSERT_FATAL(mpce_queue_new(engine, "cuda0", &qu) == MPCE_OK);
+    mpce_buffer *b = device_copy(qu, NULL, LEN);
+    for (size_t i = 0; i < sizeof(moves) / sizeof(moves[0]); i++) {
+        memcpy(want, init, LEN);
+        memmove(want + moves[i].dst, want + moves[i].src, moves[i].len);
+        CU_ASSERT(mpce_buffer_upload(qu, b, 0, init, LEN) == MPCE_OK);
+        CU_ASSERT(mpce_buffer_copy(qu, b, moves[i].dst, b, moves[i].src, moves[i].len) ==
+                  MPCE_OK);
+        check_download(qu, b, want, LEN, "an overlapping copy");
+    }
+    mpce_buffer_free(b);
+    mpce_queue_free(qu);
+    free(init);
+    free(want);
+}
+
+/* A failed allocation leaves an error on the thread in the CUDA runtime;
+ * the next call, which is fine, must not fail with it. */
+static void test_failure_does_not_poison(void)
+{
+    uint8_t key[16], in[16 * 37], want[16 * 37], got[16 * 37];
+    mpce_buffer *huge = NULL;
+    mpce_prg *prg;
+    tu_splitmix_bytes(51, key, sizeof key);
+    tu_splitmix_bytes(52, in, sizeof in);
+    CU_ASSERT_FATAL(mpce_prg_new(engine, key, 1, &prg) == MPCE_OK);
+    CU_ASSERT(mpce_buffer_new(engine, "cuda0", (size_t)1 << 50, &huge) != MPCE_OK);
+    CU_ASSERT_PTR_NULL(huge);
+    CU_ASSERT(mpce_prg_ecb(prg, REF_PRG, 0, in, want, 37) == MPCE_OK);
+    CU_ASSERT(mpce_prg_ecb(prg, "prg-cuda", 0, in, got, 37) == MPCE_OK);
+    CU_ASSERT(memcmp(got, want, sizeof got) == 0);
+    mpce_prg_free(prg);
+}
+
 /* ---- DPF ---- */
 
 static int dpf_compare(unsigned bits, mpce_dpf_group group, size_t nkeys)
@@ -511,6 +599,9 @@ int main(void)
         {"NTT -> mul -> inverse on cuda0 buffers", test_device_chain},
         {"PRG, LPN and DPF on cuda0 buffers against soft", test_device_buffers},
         {"LPN fold against soft (b13 table, staged)", test_lpn},
+        {"LPN: the cached table follows the table's bytes", test_lpn_table_cache},
+        {"overlapping copies within a cuda0 buffer are memmove's", test_overlapping_copy},
+        {"a failed call does not fail the next one", test_failure_does_not_poison},
         {"DPF gen and evaluations against soft", test_dpf},
         {NULL, NULL},
     };

@@ -45,7 +45,7 @@ static void emu_prg_init(struct emu_prg *p, const uint8_t *keys, size_t m)
 {
     for (size_t j = 0; j < m; j++) {
         kd_bs_expand(keys + 16 * j, p->bs[j]);
-        kd_aes_expand_words(keys + 16 * j, p->tt[j]);
+        mpce_aes_expand_words(keys + 16 * j, p->tt[j]);
     }
     kd_tt_fill(p->t0);
     p->k[0] = (struct cudak_prg_keys){.ttable = 0, .m = (unsigned)m, .rk = p->bs, .t0 = NULL};

@@ -12,6 +12,7 @@
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -185,6 +186,43 @@ static void test_chain_stays_on_device(void)
     free(hb);
     free(want);
     free(got);
+}
+
+/* mpce_buffer_copy within one buffer, the ranges overlapping both ways and
+ * by a single byte, gives memmove's bytes: on host memory (the engine's
+ * memmove) and on a device (the module's copy, which buffer.h holds to the
+ * same promise). */
+static void test_overlapping_copy(void)
+{
+    enum { LEN = 256 };
+    static const struct {
+        size_t dst, src, len;
+    } moves[] = {{8, 0, 64}, {0, 8, 64}, {1, 0, 200}, {0, 1, 200}, {17, 16, 1}, {5, 5, 40}};
+    const char *const kinds[] = {MPCE_MEMORY_HOST, "emu0"};
+    for (size_t k = 0; k < 2; k++) {
+        mpce_queue *q;
+        mpce_buffer *buf;
+        uint8_t init[LEN], want[LEN], got[LEN];
+        for (size_t i = 0; i < LEN; i++)
+            init[i] = (uint8_t)(i * 7 + 1);
+        CU_ASSERT_FATAL(mpce_queue_new(engine, kinds[k], &q) == MPCE_OK);
+        CU_ASSERT_FATAL(mpce_buffer_new(engine, kinds[k], LEN, &buf) == MPCE_OK);
+        for (size_t m = 0; m < sizeof(moves) / sizeof(moves[0]); m++) {
+            memcpy(want, init, LEN);
+            memmove(want + moves[m].dst, want + moves[m].src, moves[m].len);
+            CU_ASSERT_EQUAL(mpce_buffer_upload(q, buf, 0, init, LEN), MPCE_OK);
+            CU_ASSERT_EQUAL(mpce_buffer_copy(q, buf, moves[m].dst, buf, moves[m].src,
+                                             moves[m].len), MPCE_OK);
+            CU_ASSERT_EQUAL(mpce_buffer_download(q, got, buf, 0, LEN), MPCE_OK);
+            CU_ASSERT_EQUAL_FATAL(mpce_queue_wait(q), MPCE_OK);
+            if (memcmp(got, want, LEN) != 0)
+                fprintf(stderr, "%s: copy of %zu bytes from %zu to %zu is not memmove's\n",
+                        kinds[k], moves[m].len, moves[m].src, moves[m].dst);
+            CU_ASSERT(memcmp(got, want, LEN) == 0);
+        }
+        mpce_buffer_free(buf);
+        mpce_queue_free(q);
+    }
 }
 
 /* A failure on the device's thread: every submission returned MPCE_OK, the
@@ -560,6 +598,7 @@ int main(void)
         {"a plugin that completes and returns is counted once", test_complete_and_return},
         {"... also on host calls and in the self-test", test_complete_and_return_other_paths},
         {"refusals at submission", test_refusals},
+        {"overlapping copies within a buffer are memmove's", test_overlapping_copy},
         {"the same calls on host buffers", test_host_buffers},
         {"host pointers on the asynchronous implementation", test_host_pointers_async},
         {"buffer forms of PRG, LPN and DPF on host buffers", test_other_buffer_ops},

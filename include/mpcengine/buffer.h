@@ -78,7 +78,9 @@ MPCE_API const char *mpce_buffer_memory(const mpce_buffer *buffer);
 MPCE_API void *mpce_buffer_host(mpce_buffer *buffer);
 
 /* Copies, queued like operations. The host memory given stays in use (do not
- * change or free it) until the queue has been waited for. */
+ * change or free it) until the queue has been waited for. mpce_buffer_copy's
+ * ranges may overlap (within one buffer): on every memory kind the result is
+ * memmove's, as if the source were read whole before any byte is written. */
 MPCE_API mpce_status mpce_buffer_upload(mpce_queue *queue, mpce_buffer *dst, size_t dst_offset,
                                         const void *src, size_t len);
 MPCE_API mpce_status mpce_buffer_download(mpce_queue *queue, void *dst,

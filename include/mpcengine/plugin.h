@@ -368,7 +368,9 @@ struct mpce_device {
     /* Only after every op and copy queued on it has completed. */
     void (*queue_free)(void *module_state, void *queue);
     /* len bytes from host src to device dst, device src to host dst, and
-     * device to device; the host memory stays valid until completion. */
+     * device to device; the host memory stays valid until completion. The
+     * ranges of a device-to-device copy may overlap (one buffer's bytes
+     * moved within it): the result must be memmove's. */
     int (*upload)(void *module_state, const struct mpce_call *call, void *dst, const void *src,
                   size_t len);
     int (*download)(void *module_state, const struct mpce_call *call, void *dst,

@@ -15,6 +15,7 @@
 
 #include "mpcengine/plugin.h"
 #include "plugins/cuda/kernels.h"
+#include "plugins/cuda/pipe_plan.h"
 
 /* Staging: see cuda_pipe_run below. */
 #define CUDA_STAGE_BYTES ((size_t)16 << 20)
@@ -56,6 +57,17 @@ static inline cudaStream_t cuda_call_stream(const struct cuda_module *m,
     return call->queue != NULL ? (cudaStream_t)call->queue : m->stream;
 }
 
+/* Before a call queues kernels: drops a last error that this thread's
+ * earlier CUDA calls (the application's own, or a failure of ours already
+ * reported) left behind, since kernels report launch failures only through
+ * cudaGetLastError() and the check after the launches must see only
+ * theirs. An error of the context (a fault on the GPU) is sticky and comes
+ * back there anyway. */
+static inline void cuda_launch_begin(void)
+{
+    (void)cudaGetLastError();
+}
+
 /* After the work of a call is queued on s: MPCE_OP_PENDING with a
  * completion queued behind it when the call carries one, else wait for s.
  * Launch and run failures are explained with set_error naming `what`. */
@@ -63,7 +75,9 @@ int cuda_finish(struct cuda_module *m, const struct mpce_call *call, cudaStream_
                 const char *what);
 
 /* The error of a CUDA call explained (what failed, the runtime's words),
- * MPCE_ERR_NOMEM for allocation failures, else MPCE_ERR_BACKEND. */
+ * MPCE_ERR_NOMEM for allocation failures, else MPCE_ERR_BACKEND. The
+ * thread's last error is cleared with it: a failure reported once must not
+ * come back from the cudaGetLastError() after this thread's next launch. */
 int cuda_fail(const struct cuda_module *m, cudaError_t e, const char *what);
 
 /*
@@ -81,16 +95,15 @@ int cuda_fail(const struct cuda_module *m, cudaError_t e, const char *what);
 
 struct cuda_pipe_op {
     const char *what;          /* "prg.ecb", for messages */
-    size_t in_unit[2];         /* bytes per unit of in0, in1 (0: no such input) */
-    size_t out_unit;           /* bytes per unit of out */
-    size_t align_units;        /* chunks are multiples of this many units */
+    /* Bytes per unit of in0, in1 (0: no such input) and out, the chunk
+     * alignment, and whether in0 is the output's own old contents (the LPN
+     * fold updates out). */
+    struct cuda_pipe_units units;
     /* Queue units first .. first+n-1 on s: device copies of the chunk's
      * inputs in din0, din1 and room for its output in dout (dout is din0
      * when in0_is_out). */
     void (*launch)(const void *ctx, cudaStream_t s, const void *din0, const void *din1,
                    void *dout, size_t first, size_t n);
-    /* in0 is the output's own old contents (the LPN fold updates out). */
-    int in0_is_out;
 };
 /* The whole call over n units; 0 or the first failure, explained. */
 int cuda_pipe_run(struct cuda_module *m, const struct cuda_pipe_op *op, const void *ctx,

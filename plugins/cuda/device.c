@@ -16,6 +16,7 @@ int cuda_fail(const struct cuda_module *m, cudaError_t e, const char *what)
 {
     m->host->set_error(m->host, "cuda0: %s failed: %s (%s)", what, cudaGetErrorString(e),
                        cudaGetErrorName(e));
+    (void)cudaGetLastError();
     return e == cudaErrorMemoryAllocation ? MPCE_ERR_NOMEM : MPCE_ERR_BACKEND;
 }
 
@@ -103,9 +104,11 @@ static void dev_free(void *module_state, void *addr)
 {
     struct cuda_module *m = module_state;
     cudaError_t e = cudaFree(addr);
-    if (e != cudaSuccess)
+    if (e != cudaSuccess) {
         m->host->log(m->host, MPCE_LOG_ERROR, "cuda0: cudaFree(%p): %s", addr,
                      cudaGetErrorString(e));
+        (void)cudaGetLastError();
+    }
 }
 
 static int dev_queue_new(void *module_state, void **queue)
@@ -125,9 +128,11 @@ static void dev_queue_free(void *module_state, void *queue)
 {
     struct cuda_module *m = module_state;
     cudaError_t e = cudaStreamDestroy((cudaStream_t)queue);
-    if (e != cudaSuccess)
+    if (e != cudaSuccess) {
         m->host->log(m->host, MPCE_LOG_ERROR, "cuda0: cudaStreamDestroy: %s",
                      cudaGetErrorString(e));
+        (void)cudaGetLastError();
+    }
 }
 
 static int dev_memcpy(void *module_state, const struct mpce_call *call, void *dst,
@@ -135,6 +140,7 @@ static int dev_memcpy(void *module_state, const struct mpce_call *call, void *ds
 {
     struct cuda_module *m = module_state;
     cudaStream_t s = cuda_call_stream(m, call);
+    cuda_launch_begin();
     cudaError_t e = cudaMemcpyAsync(dst, src, len, kind, s);
     if (e != cudaSuccess) {
         char step[96];
@@ -156,10 +162,35 @@ static int dev_download(void *module_state, const struct mpce_call *call, void *
     return dev_memcpy(module_state, call, dst, src, len, cudaMemcpyDeviceToHost, "download");
 }
 
+/* As memmove, which the ABI asks of every device (plugin.h): CUDA leaves a
+ * copy between overlapping ranges undefined, so those go through a
+ * stream-ordered temporary (a copy onto itself moves nothing). */
 static int dev_copy(void *module_state, const struct mpce_call *call, void *dst,
                     const void *src, size_t len)
 {
-    return dev_memcpy(module_state, call, dst, src, len, cudaMemcpyDeviceToDevice, "copy");
+    struct cuda_module *m = module_state;
+    const uintptr_t d = (uintptr_t)dst, s0 = (uintptr_t)src;
+    if (len == 0 || d == s0 || d >= s0 + len || s0 >= d + len)
+        return d == s0 ? cuda_finish(m, call, cuda_call_stream(m, call), "copy")
+                       : dev_memcpy(module_state, call, dst, src, len, cudaMemcpyDeviceToDevice,
+                                    "copy");
+    cudaStream_t s = cuda_call_stream(m, call);
+    cuda_launch_begin();
+    void *tmp = cuda_pipe_scratch(m, s, len, "copy between overlapping ranges");
+    if (tmp == NULL)
+        return MPCE_ERR_NOMEM;
+    cudaError_t e = cudaMemcpyAsync(tmp, src, len, cudaMemcpyDeviceToDevice, s);
+    if (e == cudaSuccess)
+        e = cudaMemcpyAsync(dst, tmp, len, cudaMemcpyDeviceToDevice, s);
+    cudaFreeAsync(tmp, s);
+    if (e != cudaSuccess) {
+        char step[96];
+        snprintf(step, sizeof(step), "copy of %zu bytes between overlapping ranges "
+                 "(cudaMemcpyAsync)", len);
+        cudaStreamSynchronize(s);
+        return cuda_fail(m, e, step);
+    }
+    return cuda_finish(m, call, s, "copy");
 }
 
 const struct mpce_device cuda_device0 = {
@@ -190,7 +221,9 @@ void *cuda_pipe_scratch(struct cuda_module *m, cudaStream_t s, size_t bytes, con
     return p;
 }
 
-/* A staging buffer of the pool, or -1 (the call goes direct). */
+/* A staging buffer of the pool, or -1 (the call goes direct). A new one
+ * is zeroed: pinned memory comes with whatever the allocator left in it,
+ * and no call may meet bytes it did not write. */
 static int stage_get(struct cuda_module *m)
 {
     int got = -1;
@@ -201,20 +234,28 @@ static int stage_get(struct cuda_module *m)
     } else if (m->pool_made < CUDA_STAGE_POOL) {
         void *p = NULL;
         if (cudaHostAlloc(&p, CUDA_STAGE_BYTES, cudaHostAllocDefault) == cudaSuccess) {
+            memset(p, 0, CUDA_STAGE_BYTES);
             got = (int)m->pool_made++;
             m->pool[got] = p;
         } else {
-            cudaGetLastError();
+            (void)cudaGetLastError();
         }
     }
     pthread_mutex_unlock(&m->pool_lock);
     return got;
 }
 
-static void stage_put(struct cuda_module *m, int i)
+/* Back to the pool, its first `used` bytes wiped: they held this call's
+ * inputs and outputs (PRG inputs may be secret), which the next call to
+ * take the buffer must not find there. Only once nothing queued can still
+ * touch it. */
+static void stage_put(struct cuda_module *m, int i, size_t used)
 {
     if (i < 0)
         return;
+    /* A plain memset is not a dead store here: the buffer stays reachable
+     * through the pool and is read again. */
+    memset(m->pool[i], 0, used);
     pthread_mutex_lock(&m->pool_lock);
     m->pool_free_mask |= 1u << i;
     pthread_mutex_unlock(&m->pool_lock);
@@ -223,48 +264,47 @@ static void stage_put(struct cuda_module *m, int i)
 struct pipe_slot {
     cudaStream_t s;
     int stage;                 /* pool index, -1 direct */
+    size_t stage_used;         /* bytes of the staging buffer written so far */
     void *d_in0, *d_in1, *d_out;
     size_t first, n;           /* the chunk in flight, n = 0: none */
 };
 
-static size_t unit_bytes(const struct cuda_pipe_op *op)
-{
-    return op->in_unit[0] + op->in_unit[1] + (op->in0_is_out ? 0 : op->out_unit);
-}
-
-/* Queue one chunk on slot k: inputs staged (or direct), kernel, output back
+/* Queue one chunk on a slot: inputs staged (or direct), kernel, output back
  * into the staging buffer (or directly). */
 static int pipe_queue(struct cuda_module *m, const struct cuda_pipe_op *op, const void *ctx,
                       struct pipe_slot *sl, const void *in0, const void *in1, void *out,
                       size_t first, size_t n)
 {
+    const struct cuda_pipe_units *u = &op->units;
     const unsigned char *src[2] = {in0, in1};
     void *dev[2] = {sl->d_in0, sl->d_in1};
     unsigned char *stage = sl->stage >= 0 ? m->pool[sl->stage] : NULL;
-    size_t off = 0;
+    size_t in_off[2], out_off;
+    const size_t used = cuda_pipe_stage_layout(u, n, in_off, &out_off);
     cudaError_t e = cudaSuccess;
+    if (stage != NULL && used > sl->stage_used)
+        sl->stage_used = used;
     for (int i = 0; i < 2 && e == cudaSuccess; i++) {
-        if (op->in_unit[i] == 0)
+        if (u->in[i] == 0)
             continue;
-        const size_t len = n * op->in_unit[i];
-        const unsigned char *from = src[i] + first * op->in_unit[i];
+        const size_t len = n * u->in[i];
+        const unsigned char *from = src[i] + first * u->in[i];
         if (stage != NULL) {
-            memcpy(stage + off, from, len);
-            from = stage + off;
-            off += len;
+            memcpy(stage + in_off[i], from, len);
+            from = stage + in_off[i];
         }
         e = cudaMemcpyAsync(dev[i], from, len, cudaMemcpyHostToDevice, sl->s);
     }
     if (e != cudaSuccess)
         return cuda_fail(m, e, "staging the inputs (cudaMemcpyAsync)");
-    void *dout = op->in0_is_out ? sl->d_in0 : sl->d_out;
+    void *dout = u->in0_is_out ? sl->d_in0 : sl->d_out;
+    cuda_launch_begin();
     op->launch(ctx, sl->s, sl->d_in0, sl->d_in1, dout, first, n);
     e = cudaGetLastError();
     if (e != cudaSuccess)
         return cuda_fail(m, e, "queueing the kernel");
-    unsigned char *to = stage != NULL ? stage + (op->in0_is_out ? 0 : off)
-                                      : (unsigned char *)out + first * op->out_unit;
-    e = cudaMemcpyAsync(to, dout, n * op->out_unit, cudaMemcpyDeviceToHost, sl->s);
+    unsigned char *to = stage != NULL ? stage + out_off : (unsigned char *)out + first * u->out;
+    e = cudaMemcpyAsync(to, dout, n * u->out, cudaMemcpyDeviceToHost, sl->s);
     if (e != cudaSuccess)
         return cuda_fail(m, e, "copying the results back (cudaMemcpyAsync)");
     sl->first = first;
@@ -272,7 +312,7 @@ static int pipe_queue(struct cuda_module *m, const struct cuda_pipe_op *op, cons
     return 0;
 }
 
-/* Wait for slot k's chunk and, staged, move its output to the caller. */
+/* Wait for a slot's chunk and, staged, move its output to the caller. */
 static int pipe_drain(struct cuda_module *m, const struct cuda_pipe_op *op, struct pipe_slot *sl,
                       void *out)
 {
@@ -282,9 +322,10 @@ static int pipe_drain(struct cuda_module *m, const struct cuda_pipe_op *op, stru
     if (e != cudaSuccess)
         return cuda_fail(m, e, "running on the GPU");
     if (sl->stage >= 0) {
-        const size_t off = op->in0_is_out ? 0 : sl->n * (op->in_unit[0] + op->in_unit[1]);
-        memcpy((unsigned char *)out + sl->first * op->out_unit,
-               (unsigned char *)m->pool[sl->stage] + off, sl->n * op->out_unit);
+        size_t in_off[2], out_off;
+        (void)cuda_pipe_stage_layout(&op->units, sl->n, in_off, &out_off);
+        memcpy((unsigned char *)out + sl->first * op->units.out,
+               (unsigned char *)m->pool[sl->stage] + out_off, sl->n * op->units.out);
     }
     sl->n = 0;
     return 0;
@@ -293,51 +334,55 @@ static int pipe_drain(struct cuda_module *m, const struct cuda_pipe_op *op, stru
 int cuda_pipe_run(struct cuda_module *m, const struct cuda_pipe_op *op, const void *ctx,
                   const void *in0, const void *in1, void *out, size_t n)
 {
+    const struct cuda_pipe_units *u = &op->units;
     struct pipe_slot sl[2] = {{.stage = -1}, {.stage = -1}};
-    const size_t ub = unit_bytes(op);
-    size_t chunk = n;
-    int nslots = 1, rc = 0;
+    struct cuda_pipe_plan plan;
+    int rc = 0;
 
-    /* Staged only where it pays and fits. */
-    if (n * ub >= CUDA_PIPE_MIN_BYTES && CUDA_STAGE_BYTES / ub >= op->align_units) {
-        chunk = CUDA_STAGE_BYTES / ub / op->align_units * op->align_units;
-        sl[0].stage = stage_get(m);
-        sl[1].stage = sl[0].stage >= 0 ? stage_get(m) : -1;
-        if (sl[1].stage < 0) {
-            stage_put(m, sl[0].stage);
-            sl[0].stage = -1;
-            chunk = n;
-        } else {
-            nslots = chunk < n ? 2 : 1;
+    if (cuda_pipe_plan_make(&plan, u, n, CUDA_STAGE_BYTES, CUDA_PIPE_MIN_BYTES) != 0) {
+        m->host->set_error(m->host, "cuda0: %s: %zu units of this size do not fit in the "
+                           "address space; make smaller calls", op->what, n);
+        return MPCE_ERR_ARG;
+    }
+    if (plan.chunks == 0)
+        return 0;
+    /* Staged only with a staging buffer per slot; else direct. */
+    for (unsigned k = 0; plan.staged && k < plan.slots; k++) {
+        sl[k].stage = stage_get(m);
+        if (sl[k].stage < 0) {
+            for (unsigned j = 0; j < k; j++) {
+                stage_put(m, sl[j].stage, 0);
+                sl[j].stage = -1;
+            }
+            cuda_pipe_plan_direct(&plan);
         }
     }
-    if (chunk > n)
-        chunk = n;
-    for (int k = 0; k < nslots && rc == 0; k++) {
+    const size_t chunk = plan.chunk;
+    for (unsigned k = 0; k < plan.slots && rc == 0; k++) {
         cudaError_t e = cudaStreamCreateWithFlags(&sl[k].s, cudaStreamNonBlocking);
         if (e != cudaSuccess) {
             sl[k].s = NULL;
             rc = cuda_fail(m, e, "a stream for the call (cudaStreamCreateWithFlags)");
             break;
         }
-        if (op->in_unit[0] && !(sl[k].d_in0 = cuda_pipe_scratch(m, sl[k].s, chunk * op->in_unit[0], op->what)))
+        if (u->in[0] && !(sl[k].d_in0 = cuda_pipe_scratch(m, sl[k].s, chunk * u->in[0], op->what)))
             rc = MPCE_ERR_NOMEM;
-        else if (op->in_unit[1] &&
-                 !(sl[k].d_in1 = cuda_pipe_scratch(m, sl[k].s, chunk * op->in_unit[1], op->what)))
+        else if (u->in[1] &&
+                 !(sl[k].d_in1 = cuda_pipe_scratch(m, sl[k].s, chunk * u->in[1], op->what)))
             rc = MPCE_ERR_NOMEM;
-        else if (!op->in0_is_out &&
-                 !(sl[k].d_out = cuda_pipe_scratch(m, sl[k].s, chunk * op->out_unit, op->what)))
+        else if (!u->in0_is_out &&
+                 !(sl[k].d_out = cuda_pipe_scratch(m, sl[k].s, chunk * u->out, op->what)))
             rc = MPCE_ERR_NOMEM;
     }
-    size_t c = 0;
-    for (size_t first = 0; rc == 0 && first < n; first += chunk, c++) {
-        struct pipe_slot *s = &sl[c % (size_t)nslots];
-        const size_t len = n - first < chunk ? n - first : chunk;
-        rc = pipe_drain(m, op, s, out);
+    for (size_t c = 0; rc == 0 && c < plan.chunks; c++) {
+        size_t first, len;
+        unsigned k;
+        cuda_pipe_plan_chunk(&plan, c, &first, &len, &k);
+        rc = pipe_drain(m, op, &sl[k], out);
         if (rc == 0)
-            rc = pipe_queue(m, op, ctx, s, in0, in1, out, first, len);
+            rc = pipe_queue(m, op, ctx, &sl[k], in0, in1, out, first, len);
     }
-    for (int k = 0; k < nslots; k++) {
+    for (unsigned k = 0; k < plan.slots; k++) {
         if (sl[k].s == NULL)
             continue;
         if (rc == 0)
@@ -351,7 +396,10 @@ int cuda_pipe_run(struct cuda_module *m, const struct cuda_pipe_op *op, const vo
         cudaStreamSynchronize(sl[k].s);
         cudaStreamDestroy(sl[k].s);
     }
-    stage_put(m, sl[0].stage);
-    stage_put(m, sl[1].stage);
+    /* The teardown's own failures follow one already reported, or are the
+     * context's (sticky): none may be left for this thread's next check. */
+    (void)cudaGetLastError();
+    for (unsigned k = 0; k < 2; k++)
+        stage_put(m, sl[k].stage, sl[k].stage_used);
     return rc;
 }

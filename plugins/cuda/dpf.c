@@ -60,6 +60,7 @@ static void dpf_free(void *state)
     if (p == NULL)
         return;
     cudaFree((void *)p->d.rk);
+    (void)cudaGetLastError(); /* no failure of a free may reach the next call's check */
     free(p);
 }
 
@@ -80,6 +81,7 @@ static void run_begin(struct dpf_run *r, struct cuda_module *m, const struct mpc
                       const char *what)
 {
     *r = (struct dpf_run){.m = m, .call = call, .what = what};
+    cuda_launch_begin();
     if (call->memory == MPCE_MEM_DEVICE) {
         r->s = cuda_call_stream(m, call);
         return;
@@ -150,13 +152,16 @@ static int run_end(struct dpf_run *r)
     }
     for (unsigned i = 0; i < r->ns; i++)
         cudaFreeAsync(r->scratch[i], r->s);
-    if (!r->own)
-        return r->rc != 0 ? (cudaStreamSynchronize(r->s), r->rc)
-                          : cuda_finish(r->m, r->call, r->s, r->what);
+    if (!r->own && r->rc == 0)
+        return cuda_finish(r->m, r->call, r->s, r->what);
     cudaError_t e = cudaStreamSynchronize(r->s);
     if (r->rc == 0 && e != cudaSuccess)
         r->rc = cuda_fail(r->m, e, "running on the GPU");
-    cudaStreamDestroy(r->s);
+    if (r->own)
+        cudaStreamDestroy(r->s);
+    /* The teardown's failures follow one already reported, or are the
+     * context's (sticky): none may be left for this thread's next check. */
+    (void)cudaGetLastError();
     return r->rc;
 }
 

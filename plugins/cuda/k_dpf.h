@@ -30,12 +30,12 @@ KD_DEVICE void kd_dpf_children(const uint64_t *rk, uint32_t node[4][4], unsigned
         for (unsigned k = 0; k < 4; k++)
             seed[b][k] = node[b][k];
         seed[b][3] &= ~1u;
-        kd_bs_pack_block(q, b, seed[b]);
+        mpce_bs_pack_block(q, b, seed[b]);
     }
     kd_bs_encrypt_sel(q, rk, rk + CUDA_BS_RK_WORDS, sel);
     for (unsigned b = 0; b < 4; b++) {
         uint32_t c[4];
-        kd_bs_unpack_block(q, b, c);
+        mpce_bs_unpack_block(q, b, c);
         const uint32_t t = node[b][3] & 1u, m = 0u - t;
         const unsigned side = (sel >> b) & 1u;
         for (unsigned k = 0; k < 4; k++)
@@ -186,10 +186,10 @@ KD_KERNEL(kd_dpf_gen_k, struct cudak_dpf d, size_t n, const uint64_t *alpha,
             uint32_t ch[4][4], scw[4];
             unsigned tb[4];
             for (unsigned b = 0; b < 4; b++)
-                kd_bs_pack_block(q, b, s[b / 2]);
+                mpce_bs_pack_block(q, b, s[b / 2]);
             kd_bs_encrypt_sel(q, d.rk, d.rk + CUDA_BS_RK_WORDS, 0xAu);
             for (unsigned b = 0; b < 4; b++) {
-                kd_bs_unpack_block(q, b, ch[b]);
+                mpce_bs_unpack_block(q, b, ch[b]);
                 for (unsigned k = 0; k < 4; k++)
                     ch[b][k] ^= s[b / 2][k];
                 tb[b] = ch[b][3] & 1u;

@@ -48,206 +48,192 @@ KD_DEVICE uint64_t kd_mul_barrett(uint64_t a, uint64_t b, const struct cudak_ntt
     return kd_csub(kd_csub(r, md->q), md->q);
 }
 
-/* One forward stage of butterfly gap g over whole rows (global memory). */
+/* One forward (Cooley-Tukey) butterfly in block i of the stage whose
+ * twiddles start at wt[m] (m = n / (2 gap)): inputs and outputs in [0, 4q). */
+KD_DEVICE void kd_ntt_fwd_bfly(const struct cudak_ntt *d, const struct cudak_ntt_mod *md,
+                               const uint64_t *wt, size_t m, size_t i, uint64_t *x,
+                               uint64_t *y)
+{
+    const uint64_t q = md->q, q2 = 2 * q;
+    const uint64_t u = kd_csub(*x, q2);
+    const uint64_t v = kd_mul_lazy(*y, wt[m + i], wt[d->n + m + i], q);
+    *x = u + v;
+    *y = u - v + q2;
+}
+
+/* One inverse (Gentleman-Sande) butterfly, the same way; the last stage
+ * (m = 1, gap n/2) carries n^-1 and reduces. */
+KD_DEVICE void kd_ntt_inv_bfly(const struct cudak_ntt *d, const struct cudak_ntt_mod *md,
+                               const uint64_t *wt, size_t m, size_t i, uint64_t *x,
+                               uint64_t *y)
+{
+    const uint64_t q = md->q, q2 = 2 * q;
+    const uint64_t u = *x, v = *y;
+    if (m == 1) {
+        *x = kd_csub(kd_mul_lazy(u + v, md->ninv, md->ninv_shoup, q), q);
+        *y = kd_csub(kd_mul_lazy(u - v + q2, md->last_w, md->last_w_shoup, q), q);
+    } else {
+        *x = kd_csub(u + v, q2);
+        *y = kd_mul_lazy(u - v + q2, wt[2 * d->n + m + i], wt[3 * d->n + m + i], q);
+    }
+}
+
+/*
+ * What the forward and inverse kernels below share is written once: each
+ * takes `inverse` as a constant, so that inlined, every test of it folds
+ * away and each kernel compiles to its own direction only (the dialect
+ * has no templates: it is C too).
+ */
+KD_DEVICE void kd_ntt_bfly(int inverse, const struct cudak_ntt *d,
+                           const struct cudak_ntt_mod *md, const uint64_t *wt, size_t m,
+                           size_t i, uint64_t *x, uint64_t *y)
+{
+    if (inverse)
+        kd_ntt_inv_bfly(d, md, wt, m, i, x, y);
+    else
+        kd_ntt_fwd_bfly(d, md, wt, m, i, x, y);
+}
+
+/* Thread t of one stage of gap g over whole rows (global memory). */
+KD_DEVICE void kd_ntt_pass_thread(int inverse, const struct cudak_ntt *d, const uint64_t *src,
+                                  uint64_t *dst, size_t rows, size_t g, size_t t)
+{
+    const size_t half = d->n / 2;
+    if (t >= rows * half)
+        return;
+    const size_t row = t / half, b = t % half;
+    const size_t i = b / g, j = b % g;
+    const uint32_t mi = d->rowmod[row % d->l];
+    const struct cudak_ntt_mod md = d->mods[mi];
+    const size_t x = row * d->n + 2 * i * g + j;
+    uint64_t u = src[x], v = src[x + g];
+    kd_ntt_bfly(inverse, d, &md, d->words + 4 * d->n * mi, d->n / (2 * g), i, &u, &v);
+    dst[x] = u;
+    dst[x + g] = v;
+}
+
+/* Thread t of two stages in one global pass, gaps g and g/2: the 4 words
+ * a, a + g/2, a + g, a + 3g/2 are closed under both, so a thread takes
+ * them through both, the wide stage first forward and last inverse. */
+KD_DEVICE void kd_ntt_pass4_thread(int inverse, const struct cudak_ntt *d, const uint64_t *src,
+                                   uint64_t *dst, size_t rows, size_t g, size_t t)
+{
+    const size_t quarter = d->n / 4, h = g / 2;
+    if (t >= rows * quarter)
+        return;
+    const size_t row = t / quarter, b = t % quarter;
+    const size_t i = b / h, j = b % h;
+    const uint32_t mi = d->rowmod[row % d->l];
+    const struct cudak_ntt_mod md = d->mods[mi];
+    const uint64_t *wt = d->words + 4 * d->n * mi;
+    const size_t a = row * d->n + 2 * i * g + j, m = d->n / (2 * g);
+    uint64_t x0 = src[a], x1 = src[a + h], x2 = src[a + g], x3 = src[a + g + h];
+    if (!inverse) {
+        kd_ntt_fwd_bfly(d, &md, wt, m, i, &x0, &x2);
+        kd_ntt_fwd_bfly(d, &md, wt, m, i, &x1, &x3);
+    }
+    kd_ntt_bfly(inverse, d, &md, wt, 2 * m, 2 * i, &x0, &x1);
+    kd_ntt_bfly(inverse, d, &md, wt, 2 * m, 2 * i + 1, &x2, &x3);
+    if (inverse) {
+        kd_ntt_inv_bfly(d, &md, wt, m, i, &x0, &x2);
+        kd_ntt_inv_bfly(d, &md, wt, m, i, &x1, &x3);
+    }
+    dst[a] = x0;
+    dst[a + h] = x1;
+    dst[a + g] = x2;
+    dst[a + g + h] = x3;
+}
+
 KD_KERNEL(kd_ntt_fwd_pass, struct cudak_ntt d, const uint64_t *src, uint64_t *dst, size_t rows,
           size_t g)
 {
     KD_THREADS
     {
-        const size_t half = d.n / 2;
-        const size_t t = KD_BID * KD_BDIM + kd_tid;
-        if (t >= rows * half)
-            continue;
-        const size_t row = t / half, b = t % half;
-        const size_t i = b / g, j = b % g, m = d.n / (2 * g);
-        const uint32_t mi = d.rowmod[row % d.l];
-        const uint64_t q = d.mods[mi].q, q2 = 2 * q;
-        const uint64_t *wt = d.words + 4 * d.n * mi;
-        const size_t x = row * d.n + 2 * i * g + j, y = x + g;
-        const uint64_t u = kd_csub(src[x], q2);
-        const uint64_t v = kd_mul_lazy(src[y], wt[m + i], wt[d.n + m + i], q);
-        dst[x] = u + v;
-        dst[y] = u - v + q2;
+        kd_ntt_pass_thread(0, &d, src, dst, rows, g, KD_BID * KD_BDIM + kd_tid);
     }
 }
 
-/* Two forward stages, gaps g and g/2, in one global pass: the 4 words a,
- * a + g/2, a + g, a + 3g/2 are closed under both, so a thread takes them
- * through both with the arithmetic of two single passes. */
+KD_KERNEL(kd_ntt_inv_pass, struct cudak_ntt d, const uint64_t *src, uint64_t *dst, size_t rows,
+          size_t g)
+{
+    KD_THREADS
+    {
+        kd_ntt_pass_thread(1, &d, src, dst, rows, g, KD_BID * KD_BDIM + kd_tid);
+    }
+}
+
 KD_KERNEL(kd_ntt_fwd_pass4, struct cudak_ntt d, const uint64_t *src, uint64_t *dst, size_t rows,
           size_t g)
 {
     KD_THREADS
     {
-        const size_t quarter = d.n / 4, h = g / 2;
-        const size_t t = KD_BID * KD_BDIM + kd_tid;
-        if (t >= rows * quarter)
-            continue;
-        const size_t row = t / quarter, b = t % quarter;
-        const size_t i = b / h, j = b % h, m = d.n / (2 * g);
-        const uint32_t mi = d.rowmod[row % d.l];
-        const uint64_t q = d.mods[mi].q, q2 = 2 * q;
-        const uint64_t *wt = d.words + 4 * d.n * mi;
-        const size_t a = row * d.n + 2 * i * g + j;
-        uint64_t x0 = src[a], x1 = src[a + h], x2 = src[a + g], x3 = src[a + g + h];
-        const uint64_t w = wt[m + i], ws = wt[d.n + m + i];
-        uint64_t u = kd_csub(x0, q2), v = kd_mul_lazy(x2, w, ws, q);
-        x0 = u + v;
-        x2 = u - v + q2;
-        u = kd_csub(x1, q2);
-        v = kd_mul_lazy(x3, w, ws, q);
-        x1 = u + v;
-        x3 = u - v + q2;
-        const size_t m2 = 2 * m;
-        u = kd_csub(x0, q2);
-        v = kd_mul_lazy(x1, wt[m2 + 2 * i], wt[d.n + m2 + 2 * i], q);
-        dst[a] = u + v;
-        dst[a + h] = u - v + q2;
-        u = kd_csub(x2, q2);
-        v = kd_mul_lazy(x3, wt[m2 + 2 * i + 1], wt[d.n + m2 + 2 * i + 1], q);
-        dst[a + g] = u + v;
-        dst[a + g + h] = u - v + q2;
+        kd_ntt_pass4_thread(0, &d, src, dst, rows, g, KD_BID * KD_BDIM + kd_tid);
     }
 }
 
-/* The stages of gap c/2 .. 1 of one chunk of c words (c = min(n, smem)),
- * then the reduction to canonical values. Block: (row, chunk). */
+KD_KERNEL(kd_ntt_inv_pass4, struct cudak_ntt d, const uint64_t *src, uint64_t *dst, size_t rows,
+          size_t g)
+{
+    KD_THREADS
+    {
+        kd_ntt_pass4_thread(1, &d, src, dst, rows, g, KD_BID * KD_BDIM + kd_tid);
+    }
+}
+
+/*
+ * The body of both shared-memory kernels: one chunk of c = min(n, smem)
+ * words (block: row, chunk) through the stages of gap c/2 .. 1 forward or
+ * 1 .. c/2 inverse; forward then reduces to canonical values, the inverse
+ * has (its last stage at gap n/2, or the global passes after it will).
+ * A macro, not a function, since the thread sections and their barriers
+ * must be the kernel's own; `inverse` is a constant.
+ */
+#define KD_NTT_SMEM_BODY(d, src, dst, a, inverse)                                          \
+    const size_t c = (d).n < CUDAK_NTT_SMEM_WORDS ? (d).n : CUDAK_NTT_SMEM_WORDS;          \
+    const size_t chunks = (d).n / c;                                                       \
+    const size_t row = KD_BID / chunks, chunk = KD_BID % chunks;                           \
+    const size_t base = row * (d).n + chunk * c;                                           \
+    const uint32_t mi = (d).rowmod[row % (d).l];                                           \
+    const struct cudak_ntt_mod md = (d).mods[mi];                                          \
+    const uint64_t *wt = (d).words + 4 * (d).n * mi;                                       \
+                                                                                           \
+    KD_THREADS                                                                             \
+    {                                                                                      \
+        for (size_t e = kd_tid; e < c; e += KD_BDIM)                                       \
+            (a)[e] = (src)[base + e];                                                      \
+    }                                                                                      \
+    KD_SYNC();                                                                             \
+    for (size_t s = 1, g = (inverse) ? 1 : c / 2; s < c;                                   \
+         s *= 2, g = (inverse) ? 2 * g : g / 2) {                                          \
+        KD_THREADS                                                                         \
+        {                                                                                  \
+            const size_t m = (d).n / (2 * g);                                              \
+            for (size_t b = kd_tid; b < c / 2; b += KD_BDIM) {                             \
+                const size_t il = b / g, j = b % g;                                        \
+                const size_t i = chunk * (c / (2 * g)) + il;                               \
+                const size_t x = 2 * il * g + j;                                           \
+                kd_ntt_bfly((inverse), &(d), &md, wt, m, i, &(a)[x], &(a)[x + g]);         \
+            }                                                                              \
+        }                                                                                  \
+        KD_SYNC();                                                                         \
+    }                                                                                      \
+    KD_THREADS                                                                             \
+    {                                                                                      \
+        for (size_t e = kd_tid; e < c; e += KD_BDIM)                                       \
+            (dst)[base + e] =                                                              \
+                (inverse) ? (a)[e] : kd_csub(kd_csub((a)[e], 2 * md.q), md.q);             \
+    }
+
 KD_KERNEL(kd_ntt_fwd_smem, struct cudak_ntt d, const uint64_t *src, uint64_t *dst)
 {
     KD_SHARED uint64_t a[CUDAK_NTT_SMEM_WORDS];
-    const size_t c = d.n < CUDAK_NTT_SMEM_WORDS ? d.n : CUDAK_NTT_SMEM_WORDS;
-    const size_t chunks = d.n / c;
-    const size_t row = KD_BID / chunks, chunk = KD_BID % chunks;
-    const size_t base = row * d.n + chunk * c;
-    const uint32_t mi = d.rowmod[row % d.l];
-    const uint64_t q = d.mods[mi].q, q2 = 2 * q;
-    const uint64_t *wt = d.words + 4 * d.n * mi;
-
-    KD_THREADS
-    {
-        for (size_t e = kd_tid; e < c; e += KD_BDIM)
-            a[e] = src[base + e];
-    }
-    KD_SYNC();
-    for (size_t g = c / 2; g >= 1; g /= 2) {
-        KD_THREADS
-        {
-            const size_t m = d.n / (2 * g);
-            for (size_t b = kd_tid; b < c / 2; b += KD_BDIM) {
-                const size_t il = b / g, j = b % g;
-                const size_t i = chunk * (c / (2 * g)) + il;
-                const size_t x = 2 * il * g + j, y = x + g;
-                const uint64_t u = kd_csub(a[x], q2);
-                const uint64_t v = kd_mul_lazy(a[y], wt[m + i], wt[d.n + m + i], q);
-                a[x] = u + v;
-                a[y] = u - v + q2;
-            }
-        }
-        KD_SYNC();
-    }
-    KD_THREADS
-    {
-        for (size_t e = kd_tid; e < c; e += KD_BDIM)
-            dst[base + e] = kd_csub(kd_csub(a[e], q2), q);
-    }
+    KD_NTT_SMEM_BODY(d, src, dst, a, 0)
 }
 
-/* One inverse butterfly of gap g in block i; the last stage (g = n/2)
- * carries n^-1 and reduces. */
-KD_DEVICE void kd_ntt_inv_bfly(const struct cudak_ntt *d, const struct cudak_ntt_mod *md,
-                               const uint64_t *wt, size_t g, size_t i, uint64_t *x,
-                               uint64_t *y)
-{
-    const uint64_t q = md->q, q2 = 2 * q;
-    const uint64_t u = *x, v = *y;
-    if (2 * g == d->n) {
-        *x = kd_csub(kd_mul_lazy(u + v, md->ninv, md->ninv_shoup, q), q);
-        *y = kd_csub(kd_mul_lazy(u - v + q2, md->last_w, md->last_w_shoup, q), q);
-    } else {
-        const size_t h = d->n / (2 * g);
-        *x = kd_csub(u + v, q2);
-        *y = kd_mul_lazy(u - v + q2, wt[2 * d->n + h + i], wt[3 * d->n + h + i], q);
-    }
-}
-
-/* Inverse stages of gap 1 .. c/2 of one chunk. */
 KD_KERNEL(kd_ntt_inv_smem, struct cudak_ntt d, const uint64_t *src, uint64_t *dst)
 {
     KD_SHARED uint64_t a[CUDAK_NTT_SMEM_WORDS];
-    const size_t c = d.n < CUDAK_NTT_SMEM_WORDS ? d.n : CUDAK_NTT_SMEM_WORDS;
-    const size_t chunks = d.n / c;
-    const size_t row = KD_BID / chunks, chunk = KD_BID % chunks;
-    const size_t base = row * d.n + chunk * c;
-    const uint32_t mi = d.rowmod[row % d.l];
-    const uint64_t *wt = d.words + 4 * d.n * mi;
-
-    KD_THREADS
-    {
-        for (size_t e = kd_tid; e < c; e += KD_BDIM)
-            a[e] = src[base + e];
-    }
-    KD_SYNC();
-    for (size_t g = 1; g < c; g *= 2) {
-        KD_THREADS
-        {
-            for (size_t b = kd_tid; b < c / 2; b += KD_BDIM) {
-                const size_t il = b / g, j = b % g;
-                const size_t i = chunk * (c / (2 * g)) + il;
-                const size_t x = 2 * il * g + j;
-                kd_ntt_inv_bfly(&d, &d.mods[mi], wt, g, i, &a[x], &a[x + g]);
-            }
-        }
-        KD_SYNC();
-    }
-    KD_THREADS
-    {
-        for (size_t e = kd_tid; e < c; e += KD_BDIM)
-            dst[base + e] = a[e];
-    }
-}
-
-KD_KERNEL(kd_ntt_inv_pass, struct cudak_ntt d, uint64_t *a, size_t rows, size_t g)
-{
-    KD_THREADS
-    {
-        const size_t half = d.n / 2;
-        const size_t t = KD_BID * KD_BDIM + kd_tid;
-        if (t >= rows * half)
-            continue;
-        const size_t row = t / half, b = t % half;
-        const size_t i = b / g, j = b % g;
-        const uint32_t mi = d.rowmod[row % d.l];
-        const size_t x = row * d.n + 2 * i * g + j;
-        kd_ntt_inv_bfly(&d, &d.mods[mi], d.words + 4 * d.n * mi, g, i, &a[x], &a[x + g]);
-    }
-}
-
-/* Two inverse stages, gaps g and 2g, in one global pass (the words a, a + g,
- * a + 2g, a + 3g). */
-KD_KERNEL(kd_ntt_inv_pass4, struct cudak_ntt d, uint64_t *a, size_t rows, size_t g)
-{
-    KD_THREADS
-    {
-        const size_t quarter = d.n / 4;
-        const size_t t = KD_BID * KD_BDIM + kd_tid;
-        if (t >= rows * quarter)
-            continue;
-        const size_t row = t / quarter, b = t % quarter;
-        const size_t i4 = b / g, j = b % g;
-        const uint32_t mi = d.rowmod[row % d.l];
-        const struct cudak_ntt_mod *md = &d.mods[mi];
-        const uint64_t *wt = d.words + 4 * d.n * mi;
-        uint64_t *x = a + row * d.n + 4 * i4 * g + j;
-        uint64_t x0 = x[0], x1 = x[g], x2 = x[2 * g], x3 = x[3 * g];
-        kd_ntt_inv_bfly(&d, md, wt, g, 2 * i4, &x0, &x1);
-        kd_ntt_inv_bfly(&d, md, wt, g, 2 * i4 + 1, &x2, &x3);
-        kd_ntt_inv_bfly(&d, md, wt, 2 * g, i4, &x0, &x2);
-        kd_ntt_inv_bfly(&d, md, wt, 2 * g, i4, &x1, &x3);
-        x[0] = x0;
-        x[g] = x1;
-        x[2 * g] = x2;
-        x[3 * g] = x3;
-    }
+    KD_NTT_SMEM_BODY(d, src, dst, a, 1)
 }
 
 KD_KERNEL(kd_ntt_mul_k, struct cudak_ntt d, const uint64_t *a, const uint64_t *b, uint64_t *out,
@@ -300,11 +286,11 @@ KD_LAUNCHER void cudak_ntt_inverse(cudak_stream s, const struct cudak_ntt *d, co
     for (size_t g = c; g < d->n;) {
         if (2 * g < d->n) {
             KD_LAUNCH(kd_ntt_inv_pass4, kd_ceil_div(bfly / 2, KD_NTT_GLOBAL_THREADS),
-                      KD_NTT_GLOBAL_THREADS, s, *d, out, rows, g);
+                      KD_NTT_GLOBAL_THREADS, s, *d, out, out, rows, 2 * g);
             g *= 4;
         } else {
             KD_LAUNCH(kd_ntt_inv_pass, kd_ceil_div(bfly, KD_NTT_GLOBAL_THREADS),
-                      KD_NTT_GLOBAL_THREADS, s, *d, out, rows, g);
+                      KD_NTT_GLOBAL_THREADS, s, *d, out, out, rows, g);
             g *= 2;
         }
     }

@@ -11,34 +11,57 @@
 #include "plugins/cuda/k_aes.h"
 #include "plugins/cuda/kernels.h"
 
+/*
+ * ecb and ctr differ only in where a block comes from: the input, or the
+ * counter c0 + i (SPEC.md section 1). Their thread bodies are written once
+ * with that step chosen by `ctr`, a constant in each kernel, so each
+ * kernel compiles to its own case only.
+ */
+KD_DEVICE void kd_prg_block(int ctr, const uint8_t *in, uint64_t c0, size_t i, size_t n,
+                            uint32_t c[4])
+{
+    if (ctr) {
+        const uint64_t v = c0 + (uint64_t)i;
+        c[0] = (uint32_t)v;
+        c[1] = (uint32_t)(v >> 32);
+        c[2] = c[3] = 0;
+    } else if (i < n) {
+        kd_load_block(in + 16 * i, c);
+    } else {
+        c[0] = c[1] = c[2] = c[3] = 0;
+    }
+}
+
 /* ---- bitsliced ---- */
+
+/* Thread g: blocks 4g .. 4g+3 (those below n). */
+KD_DEVICE void kd_prg_bs_thread(int ctr, const uint64_t *KD_RESTRICT rk, const uint8_t *in,
+                                uint64_t c0, uint8_t *out, size_t n, size_t g)
+{
+    if (4 * g >= n)
+        return;
+    uint64_t q[8];
+    uint32_t c[4];
+    for (unsigned b = 0; b < 4; b++) {
+        kd_prg_block(ctr, in, c0, 4 * g + b, n, c);
+        mpce_bs_pack_block(q, b, c);
+    }
+    kd_bs_encrypt(q, rk);
+    for (unsigned b = 0; b < 4; b++) {
+        const size_t i = 4 * g + b;
+        if (i >= n)
+            break;
+        mpce_bs_unpack_block(q, b, c);
+        kd_store_block(out + 16 * i, c);
+    }
+}
 
 KD_KERNEL(kd_prg_ecb_bs, const uint64_t *KD_RESTRICT rk, const uint8_t *in, uint8_t *out,
           size_t n)
 {
     KD_THREADS
     {
-        const size_t g = KD_BID * KD_BDIM + kd_tid;
-        if (4 * g >= n)
-            continue;
-        uint64_t q[8];
-        uint32_t c[4];
-        for (unsigned b = 0; b < 4; b++) {
-            const size_t i = 4 * g + b;
-            if (i < n)
-                kd_load_block(in + 16 * i, c);
-            else
-                c[0] = c[1] = c[2] = c[3] = 0;
-            kd_bs_pack_block(q, b, c);
-        }
-        kd_bs_encrypt(q, rk);
-        for (unsigned b = 0; b < 4; b++) {
-            const size_t i = 4 * g + b;
-            if (i >= n)
-                break;
-            kd_bs_unpack_block(q, b, c);
-            kd_store_block(out + 16 * i, c);
-        }
+        kd_prg_bs_thread(0, rk, in, 0, out, n, KD_BID * KD_BDIM + kd_tid);
     }
 }
 
@@ -46,24 +69,7 @@ KD_KERNEL(kd_prg_ctr_bs, const uint64_t *KD_RESTRICT rk, uint64_t c0, uint8_t *o
 {
     KD_THREADS
     {
-        const size_t g = KD_BID * KD_BDIM + kd_tid;
-        if (4 * g >= n)
-            continue;
-        uint64_t q[8];
-        for (unsigned b = 0; b < 4; b++) {
-            const uint64_t ctr = c0 + (uint64_t)(4 * g + b);
-            const uint32_t c[4] = {(uint32_t)ctr, (uint32_t)(ctr >> 32), 0, 0};
-            kd_bs_pack_block(q, b, c);
-        }
-        kd_bs_encrypt(q, rk);
-        for (unsigned b = 0; b < 4; b++) {
-            const size_t i = 4 * g + b;
-            if (i >= n)
-                break;
-            uint32_t c[4];
-            kd_bs_unpack_block(q, b, c);
-            kd_store_block(out + 16 * i, c);
-        }
+        kd_prg_bs_thread(1, rk, NULL, c0, out, n, KD_BID * KD_BDIM + kd_tid);
     }
 }
 
@@ -86,7 +92,7 @@ KD_KERNEL(kd_prg_mmo_bs, const uint64_t *KD_RESTRICT rk, unsigned m, const uint8
                 kd_load_block(seeds + 16 * i, s[b]);
             else
                 s[b][0] = s[b][1] = s[b][2] = s[b][3] = 0;
-            kd_bs_pack_block(q, b, s[b]);
+            mpce_bs_pack_block(q, b, s[b]);
         }
         kd_bs_encrypt(q, rk + (size_t)CUDA_BS_RK_WORDS * j);
         for (unsigned b = 0; b < 4; b++) {
@@ -94,7 +100,7 @@ KD_KERNEL(kd_prg_mmo_bs, const uint64_t *KD_RESTRICT rk, unsigned m, const uint8
             if (i >= n)
                 break;
             uint32_t c[4];
-            kd_bs_unpack_block(q, b, c);
+            mpce_bs_unpack_block(q, b, c);
             for (unsigned k = 0; k < 4; k++)
                 c[k] ^= s[b][k];
             kd_store_block(out + 16 * (i * m + j), c);
@@ -114,6 +120,19 @@ KD_KERNEL(kd_prg_mmo_bs, const uint64_t *KD_RESTRICT rk, unsigned m, const uint8
     }                                                                                      \
     KD_SYNC()
 
+/* Thread i: block i, through the block's shared table in copy `lane`. */
+KD_DEVICE void kd_prg_tt_thread(int ctr, const uint32_t *KD_RESTRICT rk, const uint32_t *tab,
+                                const uint8_t *in, uint64_t c0, uint8_t *out, size_t n,
+                                size_t i, unsigned lane)
+{
+    if (i >= n)
+        return;
+    uint32_t c[4];
+    kd_prg_block(ctr, in, c0, i, n, c);
+    kd_tt_encrypt(c, rk, tab, lane);
+    kd_store_block(out + 16 * i, c);
+}
+
 KD_KERNEL(kd_prg_ecb_tt, const uint32_t *KD_RESTRICT rk, const uint32_t *KD_RESTRICT t0,
           const uint8_t *in, uint8_t *out, size_t n)
 {
@@ -121,13 +140,8 @@ KD_KERNEL(kd_prg_ecb_tt, const uint32_t *KD_RESTRICT rk, const uint32_t *KD_REST
     KD_TT_LOAD(tab, t0);
     KD_THREADS
     {
-        const size_t i = KD_BID * KD_BDIM + kd_tid;
-        if (i >= n)
-            continue;
-        uint32_t c[4];
-        kd_load_block(in + 16 * i, c);
-        kd_tt_encrypt(c, rk, tab, kd_tid % CUDA_TT_BANKS);
-        kd_store_block(out + 16 * i, c);
+        kd_prg_tt_thread(0, rk, tab, in, 0, out, n, KD_BID * KD_BDIM + kd_tid,
+                         kd_tid % CUDA_TT_BANKS);
     }
 }
 
@@ -138,13 +152,8 @@ KD_KERNEL(kd_prg_ctr_tt, const uint32_t *KD_RESTRICT rk, const uint32_t *KD_REST
     KD_TT_LOAD(tab, t0);
     KD_THREADS
     {
-        const size_t i = KD_BID * KD_BDIM + kd_tid;
-        if (i >= n)
-            continue;
-        const uint64_t ctr = c0 + (uint64_t)i;
-        uint32_t c[4] = {(uint32_t)ctr, (uint32_t)(ctr >> 32), 0, 0};
-        kd_tt_encrypt(c, rk, tab, kd_tid % CUDA_TT_BANKS);
-        kd_store_block(out + 16 * i, c);
+        kd_prg_tt_thread(1, rk, tab, NULL, c0, out, n, KD_BID * KD_BDIM + kd_tid,
+                         kd_tid % CUDA_TT_BANKS);
     }
 }
 

@@ -3,21 +3,42 @@
  * The cuda LPN fold: the call's index stream made on the GPU by the
  * bitsliced ctr kernel into scratch device memory, then one thread per
  * output over the table in device memory (k_lpn.h). A host-memory call
- * uploads the table once per call (the engine cannot promise that the
- * caller's table is unchanged between calls, so it is not cached), then
  * pipelines the outputs in chunks of a multiple of 4, each chunk a valid
- * fold of its own at c0 + 5 * first / 2.
+ * fold of its own at c0 + 5 * first / 2, over a device copy of the table
+ * that the context keeps from call to call.
+ *
+ * The engine cannot promise that the caller's table is unchanged between
+ * calls (it is the caller's memory, often updated in place), so the cache
+ * is keyed to the table's bytes, not its address: the context keeps a host
+ * copy beside the device one and compares the call's table with it,
+ * uploading again only where they differ. Comparing 16 << logk bytes in
+ * host memory costs less than copying them from pageable memory over the
+ * bus, which is what every call did before; the table is public (lpn.h),
+ * so a comparison that stops at the first difference leaks nothing. A
+ * context holds up to twice the table (host and device copy) until freed.
  */
 #include "config.h"
 
+#include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "plugins/cuda/cuda.h"
+
+/* The last table a host-memory call folded over. */
+struct lpn_table_cache {
+    pthread_mutex_t lock;
+    void *dev;          /* 16 << logk bytes of device memory, or NULL */
+    uint8_t *host;      /* the same bytes on the host */
+    int valid;          /* dev and host hold one table */
+    unsigned users;     /* calls folding over dev now: it is not replaced meanwhile */
+};
 
 struct cuda_lpn {
     struct cuda_module *m;
     void *prg;        /* struct cuda_prg of the seed */
     unsigned logk;
+    struct lpn_table_cache tc;
 };
 
 static int lpn_new(void *module, const uint8_t *seed, unsigned logk, void **state)
@@ -35,6 +56,7 @@ static int lpn_new(void *module, const uint8_t *seed, unsigned logk, void **stat
     }
     s->m = mod;
     s->logk = logk;
+    pthread_mutex_init(&s->tc.lock, NULL);
     *state = s;
     return 0;
 }
@@ -45,6 +67,11 @@ static void lpn_free(void *state)
     if (s == NULL)
         return;
     cuda_prg_bs_ops.ctx_free(s->prg);
+    if (s->tc.dev != NULL)
+        cudaFree(s->tc.dev);
+    (void)cudaGetLastError(); /* no failure of a free may reach the next call's check */
+    free(s->tc.host);
+    pthread_mutex_destroy(&s->tc.lock);
     free(s);
 }
 
@@ -83,41 +110,109 @@ static void pipe_launch(const void *ctx, cudaStream_t st, const void *din0, cons
     lpn_queue(c->s, st, c->c0 + 5 * (uint64_t)first / 2, c->table, dout, n);
 }
 
+/* The cached device copy of `table`, uploaded first (on ts, waited for:
+ * the pipeline's streams do not wait for ts) if the cache holds other
+ * bytes and no call is using it; the call then holds it until
+ * table_release. NULL, with *rc 0, when another call holds the cache over
+ * other bytes (the caller uploads a copy of its own), or with *rc set
+ * after explaining a failure. */
+static const void *table_acquire(struct cuda_lpn *s, cudaStream_t ts, const uint8_t *table,
+                                 int *rc)
+{
+    struct lpn_table_cache *tc = &s->tc;
+    const size_t tbytes = (size_t)16 << s->logk;
+    const void *got = NULL;
+    *rc = 0;
+    pthread_mutex_lock(&tc->lock);
+    if (tc->valid && memcmp(tc->host, table, tbytes) == 0) {
+        got = tc->dev;
+    } else if (tc->users == 0) {
+        tc->valid = 0;
+        if (tc->host == NULL && (tc->host = malloc(tbytes)) == NULL) {
+            s->m->host->set_error(s->m->host, "cuda0: lpn.fold: out of host memory for the "
+                                  "context's copy of the table (%zu bytes)", tbytes);
+            *rc = MPCE_ERR_NOMEM;
+        }
+        cudaError_t e = cudaSuccess;
+        if (*rc == 0 && tc->dev == NULL)
+            e = cudaMalloc(&tc->dev, tbytes);
+        if (*rc == 0 && e == cudaSuccess)
+            e = cudaMemcpyAsync(tc->dev, table, tbytes, cudaMemcpyHostToDevice, ts);
+        if (*rc == 0 && e == cudaSuccess)
+            e = cudaStreamSynchronize(ts);
+        if (*rc == 0 && e != cudaSuccess)
+            *rc = cuda_fail(s->m, e, "lpn.fold: uploading the table to the context's copy");
+        if (*rc == 0) {
+            memcpy(tc->host, table, tbytes);
+            tc->valid = 1;
+            got = tc->dev;
+        }
+    }
+    if (got != NULL)
+        tc->users++;
+    pthread_mutex_unlock(&tc->lock);
+    return got;
+}
+
+static void table_release(struct cuda_lpn *s)
+{
+    pthread_mutex_lock(&s->tc.lock);
+    s->tc.users--;
+    pthread_mutex_unlock(&s->tc.lock);
+}
+
 static int lpn_fold(void *state, const struct mpce_call *call, uint64_t c0, const uint8_t *table,
                     uint8_t *out, size_t n)
 {
-    const struct cuda_lpn *s = state;
+    struct cuda_lpn *s = state;
     struct cuda_module *m = s->m;
     if (call->memory == MPCE_MEM_DEVICE) {
         cudaStream_t st = cuda_call_stream(m, call);
+        cuda_launch_begin();
         lpn_queue(s, st, c0, table, out, n);
         return cuda_finish(m, call, st, "lpn.fold");
     }
-    const size_t tbytes = (size_t)16 << s->logk;
+    if (n == 0)
+        return 0;
     cudaStream_t ts;
     cudaError_t e = cudaStreamCreateWithFlags(&ts, cudaStreamNonBlocking);
     if (e != cudaSuccess)
         return cuda_fail(m, e, "lpn.fold: a stream for the call (cudaStreamCreateWithFlags)");
-    void *dt = cuda_pipe_scratch(m, ts, tbytes, "lpn.fold: the table");
-    int rc = dt == NULL ? MPCE_ERR_NOMEM : 0;
-    if (rc == 0) {
-        e = cudaMemcpyAsync(dt, table, tbytes, cudaMemcpyHostToDevice, ts);
-        if (e == cudaSuccess)
-            e = cudaStreamSynchronize(ts);
-        if (e != cudaSuccess)
-            rc = cuda_fail(m, e, "lpn.fold: uploading the table");
+    int rc;
+    const void *dt = table_acquire(s, ts, table, &rc);
+    const int cached = dt != NULL;
+    /* The cache is busy with another table: this call's own copy. */
+    void *own = NULL;
+    if (rc == 0 && !cached) {
+        const size_t tbytes = (size_t)16 << s->logk;
+        own = cuda_pipe_scratch(m, ts, tbytes, "lpn.fold: the table");
+        rc = own == NULL ? MPCE_ERR_NOMEM : 0;
+        if (rc == 0) {
+            e = cudaMemcpyAsync(own, table, tbytes, cudaMemcpyHostToDevice, ts);
+            if (e == cudaSuccess)
+                e = cudaStreamSynchronize(ts);
+            if (e != cudaSuccess)
+                rc = cuda_fail(m, e, "lpn.fold: uploading the table");
+        }
+        dt = own;
     }
     if (rc == 0) {
         const struct lpn_call c = {.s = s, .c0 = c0, .table = dt};
-        const struct cuda_pipe_op op = {.what = "lpn.fold", .in_unit = {16, 0}, .out_unit = 16,
-                                        .align_units = 4, .launch = pipe_launch,
-                                        .in0_is_out = 1};
+        const struct cuda_pipe_op op = {
+            .what = "lpn.fold",
+            .units = {.in = {16, 0}, .out = 16, .align = 4, .in0_is_out = 1},
+            .launch = pipe_launch};
         rc = cuda_pipe_run(m, &op, &c, out, NULL, out, n);
     }
-    if (dt != NULL)
-        cudaFreeAsync(dt, ts);
+    /* cuda_pipe_run returned with every chunk done or drained: no kernel
+     * reads the table any more. */
+    if (cached)
+        table_release(s);
+    if (own != NULL)
+        cudaFreeAsync(own, ts);
     cudaStreamSynchronize(ts);
     cudaStreamDestroy(ts);
+    (void)cudaGetLastError();
     return rc;
 }
 

@@ -53,6 +53,7 @@ static void ntt_free(void *state)
     if (s == NULL)
         return;
     cudaFree(s->dev);
+    (void)cudaGetLastError(); /* no failure of a free may reach the next call's check */
     free(s);
 }
 
@@ -89,16 +90,16 @@ static int ntt_run(void *state, const struct mpce_call *call, enum ntt_kind kind
     const struct cuda_ntt *s = state;
     if (call->memory == MPCE_MEM_DEVICE) {
         cudaStream_t st = cuda_call_stream(s->m, call);
+        cuda_launch_begin();
         ntt_launch(s, kind, st, a, b, out, batch);
         return cuda_finish(s->m, call, st, what[kind]);
     }
     const size_t poly = s->d.l * s->d.n * sizeof(uint64_t);
     const struct ntt_call c = {.s = s, .kind = kind};
-    const struct cuda_pipe_op op = {.what = what[kind],
-                                    .in_unit = {poly, kind == NTT_MUL ? poly : 0},
-                                    .out_unit = poly,
-                                    .align_units = 1,
-                                    .launch = pipe_launch};
+    const struct cuda_pipe_op op = {
+        .what = what[kind],
+        .units = {.in = {poly, kind == NTT_MUL ? poly : 0}, .out = poly, .align = 1},
+        .launch = pipe_launch};
     return cuda_pipe_run(s->m, &op, &c, a, b, out, batch);
 }
 

@@ -28,7 +28,7 @@ static int prg_new(void *module, const uint8_t *keys, size_t m, int ttable, void
     }
     for (size_t j = 0; j < m; j++) {
         if (ttable)
-            kd_aes_expand_words(keys + 16 * j, (uint32_t *)(void *)(sched + words * j));
+            mpce_aes_expand_words(keys + 16 * j, (uint32_t *)(void *)(sched + words * j));
         else
             kd_bs_expand(keys + 16 * j, (uint64_t *)(void *)(sched + words * j));
     }
@@ -72,6 +72,9 @@ static void prg_free(void *state)
         p->keys.m * (p->keys.ttable ? CUDA_TT_RK_WORDS * 4 : CUDA_BS_RK_WORDS * 8);
     cudaMemset((void *)p->keys.rk, 0, bytes);
     cudaFree((void *)p->keys.rk);
+    /* Nothing to report from a free; nothing may be left for the next
+     * call's launch check either. */
+    (void)cudaGetLastError();
     free(p);
 }
 
@@ -110,12 +113,13 @@ static int prg_ecb(void *state, const struct mpce_call *call, size_t key_index, 
     const struct cuda_prg *p = state;
     if (call->memory == MPCE_MEM_DEVICE) {
         cudaStream_t s = cuda_call_stream(p->m, call);
+        cuda_launch_begin();
         cudak_prg_ecb(s, &p->keys, key_index, in, out, n);
         return cuda_finish(p->m, call, s, "prg.ecb");
     }
     const struct prg_call c = {.p = p, .key_index = key_index};
-    const struct cuda_pipe_op op = {.what = "prg.ecb", .in_unit = {16, 0}, .out_unit = 16,
-                                    .align_units = 4, .launch = launch_ecb};
+    const struct cuda_pipe_op op = {
+        .what = "prg.ecb", .units = {.in = {16, 0}, .out = 16, .align = 4}, .launch = launch_ecb};
     return cuda_pipe_run(p->m, &op, &c, in, NULL, out, n);
 }
 
@@ -125,12 +129,13 @@ static int prg_ctr(void *state, const struct mpce_call *call, size_t key_index, 
     const struct cuda_prg *p = state;
     if (call->memory == MPCE_MEM_DEVICE) {
         cudaStream_t s = cuda_call_stream(p->m, call);
+        cuda_launch_begin();
         cudak_prg_ctr(s, &p->keys, key_index, c0, out, n);
         return cuda_finish(p->m, call, s, "prg.ctr");
     }
     const struct prg_call c = {.p = p, .key_index = key_index, .c0 = c0};
-    const struct cuda_pipe_op op = {.what = "prg.ctr", .out_unit = 16, .align_units = 4,
-                                    .launch = launch_ctr};
+    const struct cuda_pipe_op op = {
+        .what = "prg.ctr", .units = {.out = 16, .align = 4}, .launch = launch_ctr};
     return cuda_pipe_run(p->m, &op, &c, NULL, NULL, out, n);
 }
 
@@ -140,13 +145,15 @@ static int prg_mmo(void *state, const struct mpce_call *call, const uint8_t *see
     const struct cuda_prg *p = state;
     if (call->memory == MPCE_MEM_DEVICE) {
         cudaStream_t s = cuda_call_stream(p->m, call);
+        cuda_launch_begin();
         cudak_prg_mmo(s, &p->keys, seeds, out, n);
         return cuda_finish(p->m, call, s, "prg.mmo");
     }
     const struct prg_call c = {.p = p};
-    const struct cuda_pipe_op op = {.what = "prg.mmo", .in_unit = {16, 0},
-                                    .out_unit = 16 * (size_t)p->keys.m, .align_units = 4,
-                                    .launch = launch_mmo};
+    const struct cuda_pipe_op op = {
+        .what = "prg.mmo",
+        .units = {.in = {16, 0}, .out = 16 * (size_t)p->keys.m, .align = 4},
+        .launch = launch_mmo};
     return cuda_pipe_run(p->m, &op, &c, seeds, NULL, out, n);
 }
 
