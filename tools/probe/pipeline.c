@@ -221,6 +221,12 @@ static void free_pairs(struct mpce_bench_cand *c, size_t n)
     }
 }
 
+/* The noise between two pairs: the larger of their spreads. */
+static double pair_noise(const struct mpce_bench_cand *a, const struct mpce_bench_cand *b)
+{
+    return probe_spread(a) > probe_spread(b) ? probe_spread(a) : probe_spread(b);
+}
+
 /* The best challenger of c[0] by the gate's rule, or 0. */
 static size_t challenger(const struct mpce_bench_cand *c, size_t n, double *gain)
 {
@@ -230,8 +236,7 @@ static size_t challenger(const struct mpce_bench_cand *c, size_t n, double *gain
         if (c[i].failed || c[0].failed)
             continue;
         double g = 1.0 - c[i].median / c[0].median;
-        double noise = probe_spread(&c[0]) > probe_spread(&c[i]) ? probe_spread(&c[0]) : probe_spread(&c[i]);
-        if (probe_clears(g, noise) && g > *gain) {
+        if (probe_clears(g, pair_noise(&c[0], &c[i])) && g > *gain) {
             best = i;
             *gain = g;
         }
@@ -290,8 +295,7 @@ static void pipeline(mpce_engine *e, const struct probe_opts *o, const struct si
                      "kept: the fastest other pair, %s, is %.1f %% faster, within the noise "
                      "(%.1f %%) or below 1 %%", c[fast].name,
                      100.0 * (1.0 - c[fast].median / c[0].median),
-                     100.0 * (probe_spread(&c[0]) > probe_spread(&c[fast]) ? probe_spread(&c[0])
-                                                                       : probe_spread(&c[fast])));
+                     100.0 * pair_noise(&c[0], &c[fast]));
         goto say;
     }
     /* Again with new buffers: the incumbent and the challenger alone. */
