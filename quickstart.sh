@@ -161,14 +161,17 @@ demo() {
 }
 
 # Sum the CUnit "tests" rows (Total Ran Passed Failed Inactive) of every
-# test log. A script test (no CUnit) counts as one test by its automake
-# result; a CUnit program's log without a summary is a program that died,
-# counted as one failure.
+# test log that automake wrote (each has a .trs beside it: tests/, the
+# fault scripts in tests/faults/, the fuzz replays in fuzz/). A test without
+# CUnit (a script, a replay) counts as one test by its automake result; a
+# CUnit program's log without a summary is a program that died, counted as
+# one failure.
 totals() {
     passed=0
     failed=0
-    for log in tests/*.log; do
-        [ -f "$log" ] || continue
+    for trs in $(find . -name '*.trs' | sort); do
+        log=${trs%.trs}.log
+        [ -f "$log" ] || { failed=$((failed + 1)); echo "quickstart: $trs has no log" >&2; continue; }
         row=$(awk '/Run Summary/ { s = 1 } s && $1 == "tests" { print $4, $5; exit }' "$log")
         if [ -z "$row" ] && ! grep -q 'CUnit - A unit testing framework' "$log"; then
             case $(sed -n 's/^:test-result: //p' "${log%.log}.trs" 2>/dev/null) in
