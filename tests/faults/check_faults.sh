@@ -33,6 +33,13 @@ passed=0
 failed=0
 pass() { passed=$((passed + 1)); echo "ok: $*"; }
 fail() { failed=$((failed + 1)); echo "FAIL: $*"; }
+# What a `once` run left wrong (its file check, its leaked blocks and
+# descriptors), or nothing: each file and config fault must also end with
+# nothing leaked, as every allocation failure must.
+once_faults() {
+    case $1 in *": files ok"*) ;; *) echo "$1" | grep ': files ' || echo "no file check ran" ;; esac
+    case $1 in *": leaks none"*) ;; *) echo "$1" | grep ': leaks ' || echo "no leak check ran" ;; esac
+}
 
 # iniparser 4.1's dictionary_new does not check its own callocs and
 # crashes on the first insert after one fails: nothing its caller can
@@ -135,7 +142,10 @@ for err in ENOSPC EROFS; do
         # read-only directory refuses the lock first (the case below).
         out=$(FAULTSHIM_FILE_PREFIX=$d/pins FAULTSHIM_FILE_ERRNO=$err FAULTSHIM_FILE_OPS=$op \
               LD_PRELOAD=$shim "$driver" pinswrite "$d" once 2>&1)
+        bad=$(once_faults "$out")
+        [ -z "$bad" ] || out="left behind: $bad; said: $out"
         case $out in
+            "left behind: "*) false ;;
             *"status -1"*"$d/pins/pins.ini: cannot create a temporary file"*"$text"*"old pins file is kept"*)
                 [ "$op$err" = createENOSPC ] && pass "pins.ini, $op fails with $err: $(echo "$out" | head -n 1)" ;;
             *"status -1"*"$d/pins/pins.lock: cannot open"*"$text"*"old pins file is kept"*)
@@ -147,9 +157,10 @@ for err in ENOSPC EROFS; do
         # census.txt: the merge fails (logged only), the old counts stay.
         out=$(FAULTSHIM_FILE_PREFIX=$d/pins FAULTSHIM_FILE_ERRNO=$err FAULTSHIM_FILE_OPS=$op \
               LD_PRELOAD=$shim "$driver" census "$d" once 2>&1)
-        case $out in
-            *"files ok"*) pass "census.txt, $op fails with $err: the old file stays" ;;
-            *) fail "census.txt, $op fails with $err: $out" ;;
+        bad=$(once_faults "$out")
+        case $bad in
+            "") pass "census.txt, $op fails with $err: the old file stays" ;;
+            *) fail "census.txt, $op fails with $err: $bad; said: $out" ;;
         esac
         # The command's output.
         printf 'old output\n' > "$cdir/out"
@@ -186,7 +197,10 @@ if [ -n "$vet_ok" ]; then
             out=$(FAULTSHIM_FILE_PREFIX=$d/vet FAULTSHIM_FILE_ERRNO=$err FAULTSHIM_FILE_OPS=$op \
                   LD_PRELOAD=$shim "$driver" vet "$d" once 2>&1)
             left=$(ls -A "$d/vet/verdicts" 2>/dev/null)
+            bad=$(once_faults "$out")
+            [ -z "$bad" ] || out="left behind: $bad; said: $out"
             case $out in
+                "left behind: "*) fail "vet verdict, $op fails with $err: $out" ;;
                 *"vet: status 0: "*"vet: files ok"*)
                     if [ -z "$left" ] && ! echo "$out" | grep -q '^vet: status 0: .'; then
                         pass "vet verdict, $op fails with $err: the engine starts, nothing is left"
@@ -204,7 +218,10 @@ d=$work/vanish
 mkdir -p "$d"
 LD_PRELOAD=$shim "$driver" config "$d" once >/dev/null 2>&1 # the tree
 out=$(FAULTSHIM_VANISH=$d/engine.conf.d/20-b.conf LD_PRELOAD=$shim "$driver" config "$d" once 2>&1)
+bad=$(once_faults "$out")
+[ -z "$bad" ] || out="left behind: $bad; said: $out"
 case $out in
+    "left behind: "*) fail "a drop-in removed between the scan and its read: $out" ;;
     *"status 0"*"2 files"*) pass "a drop-in removed between the scan and its read is skipped: $(echo "$out" | head -n 1)" ;;
     *) fail "a drop-in removed between the scan and its read: $out" ;;
 esac
@@ -215,7 +232,10 @@ esac
 out=$(FAULTSHIM_REWRITE=$d/engine.conf.d/10-a.conf \
       FAULTSHIM_REWRITE_WITH="$(printf '[engine]\nthreads = 3\n[tune]\nmode = off\n')" \
       LD_PRELOAD=$shim "$driver" config "$d" once 2>&1)
+bad=$(once_faults "$out")
+[ -z "$bad" ] || out="left behind: $bad; said: $out"
 case $out in
+    "left behind: "*) fail "a drop-in rewritten while it is read: $out" ;;
     *"status 0"*"2 files, 0 pins, 6 settings"*) pass "a drop-in rewritten while it is read: what was read is used: $(echo "$out" | head -n 1)" ;;
     *) fail "a drop-in rewritten while it is read: $out" ;;
 esac
