@@ -68,7 +68,7 @@ static void say(const char *key, const char *dev, uint64_t elements, const char 
 static int point(const struct mpce_slot *dev, const struct mpce_slot *host,
                  const uint32_t *host_knobs, const struct probe_row *row, uint64_t elements,
                  const struct mpce_bench_timing *t, double *ratio, int *wrong, char *why,
-                 size_t len)
+                 size_t len, double *spread)
 {
     struct mpce_bench_shape s;
     if (mpce_bench_shape_at(row->bench_op, row->shape, elements, &s) != 0) {
@@ -82,6 +82,7 @@ static int point(const struct mpce_slot *dev, const struct mpce_slot *host,
         return -1;
     }
     *ratio = p.median[0] > 0 ? p.median[1] / p.median[0] : 0;
+    *spread = p.spread[1];
     return p.median[1] > 0 && probe_clears(1.0 - p.median[0] / p.median[1], p.spread[1]);
 }
 
@@ -124,18 +125,21 @@ static void crossover_of(mpce_engine *e, const struct probe_opts *o, const char 
             if (mpce_bench_shape_at(row.bench_op, row.shape, s, &probe_shape) == 0)
                 sizes[n++] = s;
         }
-        double ratio = 0, top_ratio = 0, lost_ratio = 0, won_ratio = 0;
+        double ratio = 0, top_ratio = 0, lost_ratio = 0, won_ratio = 0, spread = 0;
+        double lost_spread = 0;
         int wrong = 0, r = -1;
         size_t k = n;
         /* Down from the top while the device wins. */
         while (k > 0) {
-            r = point(dev, host, hk, &row, sizes[k - 1], &t, &ratio, &wrong, why, sizeof(why));
+            r = point(dev, host, hk, &row, sizes[k - 1], &t, &ratio, &wrong, why, sizeof(why),
+                      &spread);
             if (r < 0)
                 break;
             if (k == n)
                 top_ratio = ratio;
             if (r == 0) {
                 lost_ratio = ratio;
+                lost_spread = spread;
                 break;
             }
             won_ratio = ratio;
@@ -153,8 +157,9 @@ static void crossover_of(mpce_engine *e, const struct probe_opts *o, const char 
             say(key, dev_name, 0, verdict);
         } else if (k == n) {
             snprintf(verdict, sizeof(verdict), "%s does not beat %s by more than its spread "
-                     "up to the class's top, %" PRIu64 " work elements (%.2fx there): no "
-                     "crossover", dev_name, slash + 1, sizes[n - 1], lost_ratio);
+                     "up to the class's top, %" PRIu64 " work elements (%.3gx there, the "
+                     "host's spread %.1f %%): no crossover", dev_name, slash + 1, sizes[n - 1],
+                     lost_ratio, 100.0 * lost_spread);
             say(key, dev_name, 0, verdict);
         } else if (k == 0) {
             snprintf(verdict, sizeof(verdict), "%s beats %s at every size tried, %" PRIu64
@@ -184,7 +189,7 @@ static void crossover_of(mpce_engine *e, const struct probe_opts *o, const char 
             char mwhy[600] = "";
             if (mid > lost && mid < from)
                 rm = point(dev, host, hk, &row, mid, &t, &mid_ratio, &wrong, mwhy,
-                           sizeof(mwhy));
+                           sizeof(mwhy), &spread);
             if (rm < 0 && wrong) {
                 printf("kwrong %s %s %s\n", key, dev_name, mwhy);
                 fflush(stdout);
