@@ -409,7 +409,11 @@ static void test_device_pinned_above_its_crossover(void)
     /* Dispatch: the host winner below the crossover, the device from it. */
     mpce_engine *e = engine(XOVER_DIR, 0, NULL);
     CU_ASSERT_STRING_EQUAL(resolve_ecb(e, 1024), small_winner);
-    CU_ASSERT_STRING_EQUAL(resolve_ecb(e, 262144), "prg-xover-host");
+    /* (262144 blocks lose by about 9 % in the model: a loaded machine may
+     * call it even, so the class's bottom is asserted only below a
+     * crossover above it.) */
+    if (cross > 262144)
+        CU_ASSERT_STRING_EQUAL(resolve_ecb(e, 262144), "prg-xover-host");
     CU_ASSERT_STRING_EQUAL(resolve_ecb(e, (size_t)cross - 1), "prg-xover-host");
     CU_ASSERT_STRING_EQUAL(resolve_ecb(e, (size_t)cross), "prg-xover-dev");
     CU_ASSERT_STRING_EQUAL(resolve_ecb(e, 1u << 20), "prg-xover-dev");
