@@ -22,8 +22,9 @@
  * So a row costs one size when the device loses at the top, and at most
  * log2(top / bottom) + 2 sizes (medium: 7, large: 4), each timed as one
  * interleaved pair with the effort's rounds and windows. Each size's
- * outputs are compared first: a device that answers wrongly at a size the
- * row did not try is reported (kwrong) and blacklisted like any other.
+ * outputs are compared first; where they differ the search stops with no
+ * crossover (the host is its reference, checked against the built-in one
+ * at the row's shape only, so which one is wrong is not known here).
  *
  * Rows: KEY=DEVICE/HOST[:KNOB=VALUE...] (the host with its pinned knob
  * values). Lines: xover KEY DEVICE ELEMENTS VERDICT, ELEMENTS 0 when none.
@@ -149,9 +150,18 @@ static void crossover_of(mpce_engine *e, const struct probe_opts *o, const char 
         if (n == 0) {
             say(key, dev_name, 0, "not searched: no shape of this row's op fits its class");
         } else if (r < 0 && wrong) {
-            printf("kwrong %s %s %s\n", key, dev_name, why);
-            fflush(stdout);
-            say(key, dev_name, 0, "not searched further: it answered wrongly");
+            /* Which one is wrong is not known here (the host is this
+             * search's reference, checked against the built-in one at the
+             * row's shape only): no crossover rests on it. */
+            snprintf(verdict, sizeof(verdict), "no crossover: outputs differ at %" PRIu64
+                     " work elements: %.400s", sizes[k - 1], why);
+            say(key, dev_name, 0, verdict);
+        } else if (r < 0 && k < n) {
+            snprintf(verdict, sizeof(verdict), "%s beats %s by more than its spread from %"
+                     PRIu64 " work elements (%.2fx there, %.2fx at the class's top, %" PRIu64
+                     "); %" PRIu64 " could not be run: %.300s", dev_name, slash + 1, sizes[k],
+                     won_ratio, top_ratio, sizes[n - 1], sizes[k - 1], why);
+            say(key, dev_name, sizes[k], verdict);
         } else if (r < 0) {
             snprintf(verdict, sizeof(verdict), "not searched further: %.400s", why);
             say(key, dev_name, 0, verdict);
@@ -191,9 +201,9 @@ static void crossover_of(mpce_engine *e, const struct probe_opts *o, const char 
                 rm = point(dev, host, hk, &row, mid, &t, &mid_ratio, &wrong, mwhy,
                            sizeof(mwhy), &spread);
             if (rm < 0 && wrong) {
-                printf("kwrong %s %s %s\n", key, dev_name, mwhy);
-                fflush(stdout);
-                say(key, dev_name, 0, "not searched further: it answered wrongly");
+                snprintf(verdict, sizeof(verdict), "no crossover: outputs differ at %" PRIu64
+                         " work elements: %.400s", mid, mwhy);
+                say(key, dev_name, 0, verdict);
             } else {
                 uint64_t at = rm == 1 ? mid : from;
                 char between[120] = "";

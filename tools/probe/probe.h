@@ -131,8 +131,7 @@ int probe_slices(mpce_engine *e, const struct probe_opts *o);
 int probe_knobs(mpce_engine *e, const struct probe_opts *o);
 /* rows are KEY=DEVICE/HOST[:KNOBS]: a device implementation and the row's
  * best host one. Lines: xover KEY DEVICE ELEMENTS VERDICT, ELEMENTS where
- * the device starts to win in the row's class (0: nowhere); kwrong KEY
- * DEVICE WHY when its output differs at a size searched (crossover.c). */
+ * the device starts to win in the row's class (0: nowhere) (crossover.c). */
 int probe_crossover(mpce_engine *e, const struct probe_opts *o);
 /* rows: dpf.evalall.large=SPEC|... lpn.fold.kbig.large=SPEC|..., each side's
  * own pick first. Line: pipeline DPF_PICK LPN_PICK VERDICT (pipeline.c). */
