@@ -15,7 +15,8 @@
  *                   without one it returns the result
  *
  * Waits are busy waits on the thread's CPU time, so they cost the same in
- * any build and stretch with the real work on a loaded machine. A work element is a 16-byte block (mmo: blocks x keys).
+ * any build and stretch with the real work on a loaded machine. A work
+ * element is a 16-byte block (mmo: blocks x keys).
  */
 #include "config.h"
 
