@@ -169,6 +169,12 @@ struct mpce_route_entry {
     /* The measured row's knob values, which apply to its winner only. */
     const struct mpce_slot *knob_slot;
     uint32_t knobs[MPCE_KNOB_MAX];
+    /* The row's measured crossover (work elements, 0: none): calls of the
+     * class of at least that many go through `above` (its device
+     * implementation first), smaller ones through cand (the best host
+     * implementation first). Both hold the same n slots. */
+    uint64_t crossover;
+    const uint16_t *above;
 };
 
 /* Variants of a context's parameters that are routed apart
@@ -181,6 +187,7 @@ struct mpce_table {
     /* [op][variant][size class]: the variant is the context's (selector.h). */
     struct mpce_route_entry e[MPCE_OP_COUNT][MPCE_VARIANTS][MPCE_SIZE_CLASSES];
     uint16_t *pool;
+    uint16_t *pool_above;           /* the entries' above orders */
     char *sources;                  /* the selector rows' source strings */
     struct mpce_table *older;
 };

@@ -210,7 +210,10 @@ static void build_sample(struct mpce_pins *p)
                                .n_plugins = 1, .cands = c3, .n_cands = 4, .slice_min = 24576,
                                .slice_verdict = "2 threads beat one from 49152 elements",
                                .knobs = "chunk=128:prefetch=0",
-                               .knob_verdict = "20 values of chunk x prefetch jointly"};
+                               .knob_verdict = "20 values of chunk x prefetch jointly",
+                               .crossover = 524288,
+                               .crossover_impl = "lpn-slow",
+                               .crossover_verdict = "lpn-slow beats lpn-soft from 524288"};
     r1.slice_min = MPCE_PINS_NEVER;
     r1.slice_verdict = "2 threads never beat one; \"quoted\"";
     CU_ASSERT_FATAL(mpce_pins_add_row(p, &r1) == 0);
@@ -637,14 +640,14 @@ static void test_strict_content(void)
     expect_corrupt_body(path, e, "seal");
     free(e);
 
-    /* Another format. */
-    e = replace(body, "format = 2\n", "format = 1\n");
+    /* Another format (2 is read too: test_crossover_read). */
+    e = replace(body, "format = 3\n", "format = 1\n");
     expect_corrupt_body(path, e, "format");
     free(e);
-    e = replace(body, "format = 2\n", "format = 3\n");
-    expect_corrupt_body(path, e, "format");
+    e = replace(body, "format = 3\n", "format = 4\n");
+    expect_corrupt_body(path, e, "this engine reads formats 2 to 3");
     free(e);
-    e = replace(body, "format = 2\n", "");
+    e = replace(body, "format = 3\n", "");
     expect_corrupt_body(path, e, "format");
     free(e);
 
@@ -1016,6 +1019,73 @@ static void test_slice_read(void)
     CU_ASSERT_EQUAL(p.rows[2].slice_min, 0);
     CU_ASSERT_STRING_EQUAL(p.rows[2].slice_verdict, "2 threads beat one from 49152 elements");
     mpce_pins_free(&p);
+
+    free(body);
+    free(text);
+    tu_remove_dir(dir);
+}
+
+/* Format 3's crossover: a number in range, the implementation that wins
+ * from there (a candidate that ran), its verdict; a format 2 file has none
+ * and still reads. */
+static void test_crossover_read(void)
+{
+    char path[PATH_LEN];
+    char *text;
+    size_t len;
+    char *dir = sample_dir(path, &text, &len);
+    char *body = body_of(text);
+    struct mpce_pins p;
+    static const char xo[] = "crossover = 524288\n";
+    static const char ximpl[] = "crossover_impl = \"lpn-slow\"\n";
+    static const char xverdict[] = "crossover_verdict = \"lpn-slow beats lpn-soft from 524288\"\n";
+
+    edit_ok(path, body, "format = 3\n", "format = 3\n", &p);
+    CU_ASSERT_EQUAL(p.format, 3);
+    CU_ASSERT_EQUAL(p.rows[2].crossover, 524288);
+    CU_ASSERT_STRING_EQUAL(p.rows[2].crossover_impl, "lpn-slow");
+    CU_ASSERT_STRING_EQUAL(p.rows[2].crossover_verdict, "lpn-slow beats lpn-soft from 524288");
+    CU_ASSERT_EQUAL(p.rows[0].crossover, 0);
+    CU_ASSERT_STRING_EQUAL(p.rows[0].crossover_impl, "");
+    mpce_pins_free(&p);
+
+    static const char *const bad[] = {"0", "281474976710657", "-1", "never", "1e3"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        char to[128], what[256];
+        snprintf(to, sizeof(to), "crossover = %s\n", bad[i]);
+        snprintf(what, sizeof(what), "[row.3] crossover: '%s' is not a number of work "
+                 "elements from 1 to 2^48", bad[i]);
+        edit_corrupt(path, body, xo, to, NULL, NULL, what);
+    }
+    edit_corrupt(path, body, ximpl, "", NULL, "[row.3]\n",
+                 "[row.3] crossover_impl: missing: a crossover needs the implementation");
+    edit_corrupt(path, body, ximpl, "crossover_impl = \"lpn-a\"\n", NULL, NULL,
+                 "[row.3] crossover_impl: 'lpn-a' is cand.1, whose status is 'failed'");
+    edit_corrupt(path, body, xo, "", NULL, ximpl,
+                 "[row.3] crossover_impl: 'lpn-slow' without a crossover");
+    edit_corrupt(path, body, xverdict, "", NULL, "[row.3]\n",
+                 "[row.3] crossover_verdict: missing");
+    /* A verdict alone: the search ran and found none. */
+    char *e = replace(body, xo, "");
+    char *e2 = replace(e, ximpl, "");
+    edit_ok(path, e2, "format = 3\n", "format = 3\n", &p);
+    CU_ASSERT_EQUAL(p.rows[2].crossover, 0);
+    CU_ASSERT_STRING_EQUAL(p.rows[2].crossover_verdict, "lpn-slow beats lpn-soft from 524288");
+    mpce_pins_free(&p);
+    free(e);
+    /* Format 2: read, without crossovers; its files never had the keys. */
+    char *e3 = replace(e2, xverdict, "");
+    edit_ok(path, e3, "format = 3\n", "format = 2\n", &p);
+    CU_ASSERT_EQUAL(p.format, 2);
+    CU_ASSERT_EQUAL(p.n_rows, 3);
+    CU_ASSERT_EQUAL(p.rows[2].crossover, 0);
+    CU_ASSERT_STRING_EQUAL(p.rows[2].knobs, "chunk=128:prefetch=0");
+    mpce_pins_free(&p);
+    free(e2);
+    free(e3);
+    e = replace(body, "format = 3\n", "format = 2\n");
+    expect_corrupt_body(path, e, "crossover: unknown key");
+    free(e);
 
     free(body);
     free(text);
@@ -1470,6 +1540,8 @@ static const struct tu_test tests[] = {
     {"row keys the selector knows parse back", test_row_key_parse},
     {"slice threshold in range, verdict alone", test_slice_read},
     {"knob values well-formed, for a winner, with a verdict", test_knobs_read},
+    {"crossover: in range, for a candidate, with a verdict; format 2 still read",
+     test_crossover_read},
     {"writer refuses what the reader rejects", test_writer_meaning},
     {"concurrent updates under the lock", test_concurrent_updates},
     {"killed writer leaves no torn file", test_killed_writer},

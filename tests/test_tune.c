@@ -25,7 +25,9 @@
 
 #include "engine/internal.h"
 #include "engine/selector/pins.h"
+#include "engine/selector/pins_text.h"
 #include "engine/selector/selector.h"
+#include "tests/modules/xover.h"
 #include "tests/testutil.h"
 
 extern char **environ;
@@ -311,6 +313,154 @@ static void test_large_only_pinned_where_it_wins(void)
     CU_ASSERT(mpce_prg_ecb(ctx, "prg-soft-bitslice", 0, in, want, 65536) == MPCE_OK);
     CU_ASSERT(memcmp(out, want, sizeof(out)) == 0);
     mpce_prg_free(ctx);
+    mpce_engine_free(e);
+    teardown();
+}
+
+/* ---- a device that wins only above a crossover ---------------------------------- */
+
+static const char *resolve_ecb(mpce_engine *e, size_t n)
+{
+    static const uint8_t key[16] = {9, 8, 7};
+    mpce_prg *ctx;
+    const char *name = "(none)";
+    CU_ASSERT_FATAL(mpce_prg_new(e, key, 1, &ctx) == MPCE_OK);
+    if (mpce_prg_resolve(ctx, NULL, "prg.ecb", n, &name) != MPCE_OK)
+        name = "(error)";
+    mpce_prg_free(ctx);
+    return name;
+}
+
+/* The pins file as format 2 wrote it: no crossover keys, format = 2,
+ * sealed again. */
+static void rewrite_as_format2(void)
+{
+    static char text[1 << 20], body[1 << 20];
+    slurp(pins_path, text, sizeof(text));
+    size_t used = 0;
+    for (char *line = text, *next; *line; line = next) {
+        next = strchr(line, '\n');
+        next = next ? next + 1 : line + strlen(line);
+        if (strncmp(line, "seal = ", 7) == 0)
+            break;
+        if (strncmp(line, "crossover", 9) == 0)
+            continue;
+        if (strncmp(line, "format = 3\n", 11) == 0) {
+            used += (size_t)sprintf(body + used, "format = 2\n");
+            continue;
+        }
+        memcpy(body + used, line, (size_t)(next - line));
+        used += (size_t)(next - line);
+    }
+    body[used] = '\0';
+    char hex[65];
+    CU_ASSERT_FATAL(mpce_pins_seal_hex(body, used, hex) == 0);
+    snprintf(body + used, sizeof(body) - used, "seal = \"sha256:%s\"\n", hex);
+    tu_write_text(pins_path, body, 0644);
+}
+
+static void test_device_pinned_above_its_crossover(void)
+{
+    setup("auto");
+    CU_ASSERT_FATAL(tune("prg", XOVER_DIR) == 0);
+    CU_ASSERT(strstr(out_text, "device: ") != NULL); /* the verdict table says how */
+    struct mpce_pins p;
+    CU_ASSERT_FATAL(read_pins(&p));
+    CU_ASSERT(p.format == MPCE_PINS_FORMAT);
+    /* Timed end to end like any other candidate, not declined. */
+    const char *st = status_of(&p, "prg.ecb.large", "prg-xover-dev");
+    CU_ASSERT(strcmp(st, "ok") == 0 || strcmp(st, "screened") == 0);
+    /* The large class: the device's fixed 5.5 ms loses 262144 blocks (5.2
+     * ms of the host's) and wins four times that: a crossover within a
+     * factor 2 of the model's (xover.h). */
+    static const char *const large[] = {"prg.ecb.large", "prg.ctr.large"};
+    for (size_t i = 0; i < 2; i++) {
+        const struct mpce_pins_row *row = mpce_pins_find_row(&p, large[i]);
+        CU_ASSERT_FATAL(row != NULL);
+        printf("\n  %s: crossover %llu (model %.0f): %s", large[i],
+               (unsigned long long)row->crossover, XOVER_TRUE_CROSSOVER,
+               row->crossover_verdict);
+        CU_ASSERT(row->crossover >= XOVER_TRUE_CROSSOVER / 2 &&
+                  row->crossover <= XOVER_TRUE_CROSSOVER * 2);
+        CU_ASSERT_STRING_EQUAL(row->crossover_impl, "prg-xover-dev");
+        CU_ASSERT(strcmp(row->winner, "prg-soft-bitslice") != 0);
+    }
+    /* Below the large class it never wins: no crossover, never the winner. */
+    static const char *const below[] = {"prg.ecb.small", "prg.ecb.medium", "prg.ctr.small",
+                                        "prg.ctr.medium", "prg.mmo.small", "prg.mmo.medium"};
+    for (size_t i = 0; i < 6; i++) {
+        const struct mpce_pins_row *row = mpce_pins_find_row(&p, below[i]);
+        CU_ASSERT_FATAL(row != NULL);
+        CU_ASSERT(row->crossover == 0);
+        CU_ASSERT(strcmp(row->winner, "prg-xover-dev") != 0);
+        CU_ASSERT(row->crossover_verdict && strstr(row->crossover_verdict, "no crossover"));
+    }
+    const uint64_t cross = mpce_pins_find_row(&p, "prg.ecb.large")->crossover;
+    char small_winner[96];
+    snprintf(small_winner, sizeof(small_winner), "%s", winner(&p, "prg.ecb.small"));
+    mpce_pins_free(&p);
+    /* The file carries it. */
+    static char text[1 << 20];
+    slurp(pins_path, text, sizeof(text));
+    CU_ASSERT(strstr(text, "format = 3\n") != NULL);
+    CU_ASSERT(strstr(text, "\ncrossover = ") != NULL);
+    CU_ASSERT(strstr(text, "\ncrossover_impl = \"prg-xover-dev\"") != NULL);
+
+    /* Dispatch: the host winner below the crossover, the device from it. */
+    mpce_engine *e = engine(XOVER_DIR, 0, NULL);
+    CU_ASSERT_STRING_EQUAL(resolve_ecb(e, 1024), small_winner);
+    /* (262144 blocks lose by about 9 % in the model: a loaded machine may
+     * call it even, so the class's bottom is asserted only below a
+     * crossover above it.) */
+    if (cross > 262144)
+        CU_ASSERT_STRING_EQUAL(resolve_ecb(e, 262144), "prg-xover-host");
+    CU_ASSERT_STRING_EQUAL(resolve_ecb(e, (size_t)cross - 1), "prg-xover-host");
+    CU_ASSERT_STRING_EQUAL(resolve_ecb(e, (size_t)cross), "prg-xover-dev");
+    CU_ASSERT_STRING_EQUAL(resolve_ecb(e, 1u << 20), "prg-xover-dev");
+    const char *source = NULL;
+    route(e, "prg.ecb", "", "large", &source);
+    CU_ASSERT(source && strstr(source, "prg-xover-dev first from ") != NULL);
+    /* A call through the device route is right. */
+    const size_t nb = 1u << 20;
+    uint8_t *in = malloc(16 * nb), *out = malloc(16 * nb), *want = malloc(16 * nb);
+    CU_ASSERT_FATAL(in && out && want);
+    for (size_t i = 0; i < 16 * nb; i++)
+        in[i] = (uint8_t)(i * 13);
+    static const uint8_t key[16] = {4, 5, 6};
+    mpce_prg *ctx;
+    CU_ASSERT_FATAL(mpce_prg_new(e, key, 1, &ctx) == MPCE_OK);
+    CU_ASSERT(mpce_prg_ecb(ctx, NULL, 0, in, out, nb) == MPCE_OK);
+    CU_ASSERT(mpce_prg_ecb(ctx, "prg-soft-bitslice", 0, in, want, nb) == MPCE_OK);
+    CU_ASSERT(memcmp(out, want, 16 * nb) == 0);
+    mpce_prg_free(ctx);
+    free(in);
+    free(out);
+    free(want);
+    mpce_engine_free(e);
+
+    /* `mpcengine pins --verify` times the crossover again. */
+    const char *verify[] = {MPCENGINE_BIN, "pins", "--verify", "--config", conf,
+                            "--plugin-path", XOVER_DIR, NULL};
+    int vrc = run(verify);
+    CU_ASSERT(vrc == 0 || vrc == 1);
+    char at[64];
+    snprintf(at, sizeof(at), "prg.ecb.large at %llu", (unsigned long long)cross);
+    CU_ASSERT(strstr(out_text, at) != NULL);
+    if (!strstr(out_text, at))
+        fprintf(stderr, "  verify: %s%s\n", out_text, err_text);
+
+    /* A format 2 file (no crossovers) still loads, and is followed. */
+    rewrite_as_format2();
+    CU_ASSERT_FATAL(read_pins(&p));
+    CU_ASSERT(p.format == 2);
+    CU_ASSERT(mpce_pins_find_row(&p, "prg.ecb.large")->crossover == 0);
+    mpce_pins_free(&p);
+    struct logbuf log = {0};
+    e = engine(XOVER_DIR, 0, &log);
+    route(e, "prg.ecb", "", "large", &source);
+    CU_ASSERT(source && strncmp(source, "measured: prg.ecb.large", 23) == 0);
+    CU_ASSERT_STRING_EQUAL(resolve_ecb(e, 262144), resolve_ecb(e, 1u << 20));
+    CU_ASSERT(strstr(log.text, "probe helper") == NULL); /* current: nothing re-tuned */
     mpce_engine_free(e);
     teardown();
 }
@@ -1232,7 +1382,8 @@ static void test_pins_cannot_override_policy(void)
     teardown();
 }
 
-/* An accelerator the tuner cannot time keeps its priority place. */
+/* An accelerator keeps its priority place until tuned; the tuner times it
+ * end to end on host memory like any other candidate. */
 static void test_unmeasured_accelerator_keeps_its_place(void)
 {
     setup("auto");
@@ -1244,11 +1395,21 @@ static void test_unmeasured_accelerator_keeps_its_place(void)
     CU_ASSERT_FATAL(tune("ntt", plugdir) == 0);
     struct mpce_pins p;
     CU_ASSERT_FATAL(read_pins(&p));
-    CU_ASSERT_STRING_EQUAL(status_of(&p, "ntt.forward.qwide.large", "ntt-emudev"), "declined");
+    /* Timed end to end on host memory (its emulated queue included), as
+     * any candidate: no longer declined. */
+    const char *st = status_of(&p, "ntt.forward.qwide.large", "ntt-emudev");
+    CU_ASSERT(strcmp(st, "ok") == 0 || strcmp(st, "screened") == 0);
+    const struct mpce_pins_row *row = mpce_pins_find_row(&p, "ntt.forward.qwide.large");
+    CU_ASSERT_FATAL(row != NULL);
+    char want[96];
+    snprintf(want, sizeof(want), "%s", row->winner);
+    const int crossed = row->crossover != 0;
     mpce_pins_free(&p);
     e = engine(plugdir, 0, NULL);
     const char *source = NULL;
-    CU_ASSERT_STRING_EQUAL(route(e, "ntt.forward", "qwide", "large", &source), "ntt-emudev");
+    const char *got = route(e, "ntt.forward", "qwide", "large", &source);
+    if (!crossed)
+        CU_ASSERT_STRING_EQUAL(got, want);
     CU_ASSERT(source && strncmp(source, "measured:", 9) == 0);
     mpce_engine_free(e);
     teardown();
@@ -1469,6 +1630,8 @@ int main(void)
      * cores with its translator, those ratios and paces do not hold. */
     const char *emu = tu_emulated();
     static const struct tu_test tests[] = {
+        {"a device is timed end to end and pinned only above its crossover",
+         test_device_pinned_above_its_crossover},
         {"a module faster only on large calls is pinned only there",
          test_large_only_pinned_where_it_wins},
         {"knobs: measured, the best pinned, passed by auto to the plugin",
@@ -1498,7 +1661,7 @@ int main(void)
         {"[tune] timeout bounds the wait for the helper", test_timeout_bounds_the_wait},
         {"a crafted pins file cannot override the variable-time policy",
          test_pins_cannot_override_policy},
-        {"an accelerator the tuner cannot time keeps its place",
+        {"an accelerator keeps its place untuned and is timed by the tuner",
          test_unmeasured_accelerator_keeps_its_place},
         {"a background tune outlives the engine's pipe",
          test_background_tune_outlives_the_engine},

@@ -85,6 +85,11 @@ static void show(mpce_engine *e, const char *path)
                    row->knob_verdict);
         if (row->slice_verdict[0])
             printf("    threads: %s\n", row->slice_verdict);
+        if (row->crossover)
+            printf("    crossover: %s from %llu work elements; %s\n", row->crossover_impl,
+                   (unsigned long long)row->crossover, row->crossover_verdict);
+        else if (row->crossover_verdict[0])
+            printf("    device: %s\n", row->crossover_verdict);
         for (size_t k = 0; k < row->n_cands; k++) {
             const struct mpce_pins_cand *c = &row->cands[k];
             if (strcmp(c->status, "ok") == 0)

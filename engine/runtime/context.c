@@ -31,7 +31,8 @@ mpce_status mpce_ctx_init(struct mpce_ctx *ctx, mpce_engine *e, mpce_primitive p
     ctx->unserved_why = calloc(slots, sizeof(*ctx->unserved_why));
     /* An empty set for no table: the first call resolves. */
     ctx->routes = calloc(1, sizeof(*ctx->routes) +
-                                (size_t)nops * MPCE_SIZE_CLASSES * sizeof(struct mpce_route));
+                                (size_t)nops * MPCE_SIZE_CLASSES * MPCE_ROUTE_HALVES *
+                                    sizeof(struct mpce_route));
     ctx->dev_routes = calloc(nops, sizeof(*ctx->dev_routes));
     if (!ctx->states || !ctx->unserved_why || !ctx->routes || !ctx->dev_routes) {
         free(ctx->states);
@@ -323,7 +324,8 @@ mpce_status mpce_ctx_route_slow(struct mpce_ctx *ctx, const char *fn, enum mpce_
         struct mpce_route_set *set = ctx->routes;
         if (set->table != table) {
             /* New pins: every route is resolved again, in a fresh set. */
-            size_t n = (size_t)mpce_op_count_of(ctx->prim) * MPCE_SIZE_CLASSES;
+            size_t n = (size_t)mpce_op_count_of(ctx->prim) * MPCE_SIZE_CLASSES *
+                       MPCE_ROUTE_HALVES;
             struct mpce_route_set *fresh = calloc(1, sizeof(*fresh) + n * sizeof(fresh->r[0]));
             if (fresh == NULL) {
                 pthread_mutex_unlock(&ctx->lock);
@@ -334,10 +336,15 @@ mpce_status mpce_ctx_route_slow(struct mpce_ctx *ctx, const char *fn, enum mpce_
             __atomic_store_n(&ctx->routes, fresh, __ATOMIC_RELEASE);
             set = fresh;
         }
-        struct mpce_route *r = &set->r[local * MPCE_SIZE_CLASSES + sc];
+        const size_t at = mpce_route_index(table, op, local, ctx->variant, sc, elements);
+        struct mpce_route *r = &set->r[at];
         st = MPCE_OK;
         if (r->slot == NULL) {
-            st = resolve_auto(ctx, &table->e[op][ctx->variant][sc], &shape, NULL, &got);
+            /* At or above the class's crossover: the device's order. */
+            struct mpce_route_entry entry = table->e[op][ctx->variant][sc];
+            if (at % MPCE_ROUTE_HALVES != 0)
+                entry.cand = entry.above;
+            st = resolve_auto(ctx, &entry, &shape, NULL, &got);
             if (st == MPCE_OK)
                 publish(r, &got);
         }

@@ -38,7 +38,24 @@ static inline void mpce_route_host_call(const struct mpce_route *r, struct mpce_
     call->n_knobs = r->n_knobs;
 }
 
-/* The routes resolved against one dispatch table: [ops of prim][size class].
+/* Routes per op and size class in a route set: the class's, and the one
+ * for calls at or above the class's measured crossover (dispatch.c). */
+#define MPCE_ROUTE_HALVES 2u
+
+/* Where in a route set (resolved against table t) the route of a call of
+ * `elements` work elements of op (local: its index among its primitive's
+ * ops) in size class sc lies, for a context of `variant`. */
+static inline size_t mpce_route_index(const struct mpce_table *t, enum mpce_op_id op,
+                                      unsigned local, unsigned variant, unsigned sc,
+                                      uint64_t elements)
+{
+    const uint64_t x = t ? t->e[op][variant][sc].crossover : 0;
+    return ((size_t)local * MPCE_SIZE_CLASSES + sc) * MPCE_ROUTE_HALVES +
+           (x != 0 && elements >= x);
+}
+
+/* The routes resolved against one dispatch table: [ops of prim][size class]
+ * [below or at/above the crossover].
  * A new table gets a new set (the old ones stay until the context is freed,
  * since a caller may be reading them). */
 struct mpce_route_set {
@@ -136,8 +153,8 @@ static inline mpce_status mpce_ctx_route(struct mpce_ctx *ctx, const char *fn,
         const struct mpce_route_set *set = __atomic_load_n(&ctx->routes, __ATOMIC_ACQUIRE);
         if (set->table == __atomic_load_n(&e->table, __ATOMIC_ACQUIRE)) {
             const struct mpce_route *r =
-                &set->r[((unsigned)op - (unsigned)ctx->op0) * MPCE_SIZE_CLASSES +
-                        mpce_size_class(elements)];
+                &set->r[mpce_route_index(set->table, op, (unsigned)op - (unsigned)ctx->op0,
+                                         ctx->variant, mpce_size_class(elements), elements)];
             const struct mpce_slot *slot = __atomic_load_n(&r->slot, __ATOMIC_ACQUIRE);
             if (slot != NULL) {
                 /* The whole route: its knob values too (published with it). */

@@ -5,8 +5,10 @@
  * else: an explicit pin (the most specific [pins] key or MPCENGINE_FORCE
  * entry) decides alone; then the selector's measured row, if one is current,
  * which reorders the implementations it measured among the places they hold
- * in priority order (an asynchronous one, which it cannot time, keeps its
- * place); then priorities, with one rule of thumb where nothing was measured: an
+ * in priority order (an asynchronous one a format 2 row did not time keeps
+ * its place), and where it measured a device implementation's crossover
+ * inside the class keeps a second order for calls at or above it, that
+ * implementation first; then priorities, with one rule of thumb where nothing was measured: an
  * accelerator ranks below every host implementation except for large calls,
  * where its launch cost is paid back.
  */
@@ -78,11 +80,18 @@ static int measured_rank(const struct mpce_pins_row *row, const struct mpce_slot
     return MEASURED_UNRANKED;
 }
 
-/* Whether the tuner measures s at all: it times synchronous calls on host
- * memory, so an asynchronous implementation keeps its priority place. */
-static int measurable(const struct mpce_slot *s)
+/* Whether the row measured s: the tuner times asynchronous (device)
+ * implementations end to end on host memory since pins format 3; a row
+ * that did not (format 2 declined them) leaves one its priority place. */
+static int measurable(const struct mpce_pins_row *row, const struct mpce_slot *s)
 {
-    return !(s->flags & MPCE_IMPL_ASYNC);
+    if (!(s->flags & MPCE_IMPL_ASYNC))
+        return 1;
+    for (size_t i = 0; i < row->n_cands; i++)
+        if (strcmp(row->cands[i].impl, s->impl->name) == 0)
+            return strcmp(row->cands[i].status, "ok") == 0 ||
+                   strcmp(row->cands[i].status, "screened") == 0;
+    return 0;
 }
 
 /* A measured row reorders only what it measured: the candidates are put in
@@ -94,7 +103,7 @@ static void apply_row(const mpce_engine *e, const struct mpce_pins_row *row, uin
     uint16_t places[256], sorted[256];
     unsigned k = 0;
     for (unsigned i = 0; i < n && k < 256; i++)
-        if (measurable(e->slots[cand[i]]))
+        if (measurable(row, e->slots[cand[i]]))
             places[k++] = (uint16_t)i;
     for (unsigned i = 0; i < k; i++) {
         const struct mpce_slot *s = e->slots[cand[places[i]]];
@@ -108,6 +117,43 @@ static void apply_row(const mpce_engine *e, const struct mpce_pins_row *row, uin
     }
     for (unsigned i = 0; i < k; i++)
         cand[places[i]] = sorted[i];
+}
+
+static int host_impl(const struct mpce_slot *s)
+{
+    return !(s->flags & MPCE_IMPL_ASYNC) && !(s->memory & MPCE_MEM_DEVICE);
+}
+
+/* A row's crossover: above gets cand's order with the crossover's
+ * implementation first; cand keeps its order with that implementation
+ * moved after the last host one, so that calls below the crossover go to
+ * the best host implementation first. Nothing when the implementation is
+ * not a candidate here (gone, blacklisted, not allowed). */
+static void apply_crossover(const mpce_engine *e, const struct mpce_pins_row *row,
+                            struct mpce_route_entry *r, uint16_t *cand, uint16_t *above)
+{
+    if (row->crossover == 0 || row->crossover_impl == NULL || !row->crossover_impl[0])
+        return;
+    unsigned at = r->n;
+    for (unsigned i = 0; i < r->n; i++)
+        if (strcmp(e->slots[cand[i]]->impl->name, row->crossover_impl) == 0)
+            at = i;
+    if (at == r->n)
+        return;
+    const uint16_t dev = cand[at];
+    above[0] = dev;
+    for (unsigned i = 0, k = 1; i < r->n; i++)
+        if (i != at)
+            above[k++] = cand[i];
+    unsigned last_host = at;
+    for (unsigned i = at + 1; i < r->n; i++)
+        if (host_impl(e->slots[cand[i]]))
+            last_host = i;
+    for (unsigned i = at; i < last_host; i++)
+        cand[i] = cand[i + 1];
+    cand[last_host] = dev;
+    r->above = above;
+    r->crossover = row->crossover;
 }
 
 /* The row's knob values for its winner. They were measured with the
@@ -136,8 +182,12 @@ static const char *row_source(char **strings, size_t *used, size_t *cap, const c
                               const char *date, const struct mpce_pins_row *row)
 {
     char buf[1024];
-    int n = snprintf(buf, sizeof(buf), "measured: %s in %s (%s): %s", row->key, path, date,
-                     row->verdict);
+    char cross[160] = "";
+    if (row->crossover != 0 && row->crossover_impl && row->crossover_impl[0])
+        snprintf(cross, sizeof(cross), "; %.64s first from %llu work elements (its measured "
+                 "crossover)", row->crossover_impl, (unsigned long long)row->crossover);
+    int n = snprintf(buf, sizeof(buf), "measured: %s in %s (%s): %s%s", row->key, path, date,
+                     row->verdict, cross);
     if (n < 0)
         return "measured";
     size_t len = (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1;
@@ -158,19 +208,22 @@ mpce_status mpce_dispatch_build(mpce_engine *e)
     size_t per = e->n_slots ? e->n_slots : 1;
     const size_t entries = (size_t)MPCE_OP_COUNT * MPCE_VARIANTS * MPCE_SIZE_CLASSES;
     uint16_t *pool = calloc(entries * per, sizeof(*pool));
+    uint16_t *pool_above = calloc(entries * per, sizeof(*pool_above));
     size_t cap = 0, used = 0;
     for (unsigned op = 0; op < MPCE_OP_COUNT; op++)
         for (unsigned v = 0; v < MPCE_VARIANTS; v++)
             for (unsigned sc = 0; sc < MPCE_SIZE_CLASSES; sc++)
                 cap += mpce_selector_row(e, (enum mpce_op_id)op, v, sc, NULL, NULL) ? 1024 : 0;
     char *strings = cap ? malloc(cap) : NULL;
-    if (!t || !pool || (cap && !strings)) {
+    if (!t || !pool || !pool_above || (cap && !strings)) {
         free(t);
         free(pool);
+        free(pool_above);
         free(strings);
         return mpce_error(MPCE_ERR_NOMEM, "out of memory building the dispatch table");
     }
     t->pool = pool;
+    t->pool_above = pool_above;
     t->sources = strings;
     for (unsigned op = 0; op < MPCE_OP_COUNT; op++) {
         if (!mpce_op_routed((enum mpce_op_id)op))
@@ -179,8 +232,9 @@ mpce_status mpce_dispatch_build(mpce_engine *e)
         for (unsigned v = 0; v < MPCE_VARIANTS; v++)
             for (unsigned sc = 0; sc < MPCE_SIZE_CLASSES; sc++) {
                 struct mpce_route_entry *r = &t->e[op][v][sc];
-                uint16_t *cand = pool + ((size_t)(op * MPCE_VARIANTS + v) * MPCE_SIZE_CLASSES +
-                                         sc) * per;
+                const size_t base =
+                    ((size_t)(op * MPCE_VARIANTS + v) * MPCE_SIZE_CLASSES + sc) * per;
+                uint16_t *cand = pool + base;
                 r->cand = cand;
                 const struct mpce_pin *pin =
                     mpce_config_pin(&e->cfg, mpce_op_info[op].name, sc);
@@ -210,6 +264,7 @@ mpce_status mpce_dispatch_build(mpce_engine *e)
                 }
                 if (row) {
                     apply_row(e, row, cand, r->n);
+                    apply_crossover(e, row, r, cand, pool_above + base);
                     row_knobs(e, row, r);
                 }
             }
@@ -225,6 +280,7 @@ void mpce_dispatch_free(mpce_engine *e)
     while (t != NULL) {
         struct mpce_table *older = t->older;
         free(t->pool);
+        free(t->pool_above);
         free(t->sources);
         free(t);
         t = older;

@@ -17,8 +17,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Bumped when the layout changes: a file of another format is stale. */
-#define MPCE_PINS_FORMAT 2u
+/* Bumped when the layout changes. 3 added a row's optional crossover (a
+ * device implementation's, below); the reader still reads format 2 files
+ * (MPCE_PINS_FORMAT_OLDEST), which have none. */
+#define MPCE_PINS_FORMAT 3u
+#define MPCE_PINS_FORMAT_OLDEST 2u
 /* The file's name in its directory, and its lock's. */
 #define MPCE_PINS_FILE "pins.ini"
 #define MPCE_PINS_LOCK "pins.lock"
@@ -72,6 +75,15 @@ struct mpce_pins_row {
      * "" for the defaults or a winner without knobs. */
     char *knobs;
     char *knob_verdict;     /* what was swept and how it was decided; "" if nothing */
+    /* Format 3: where a device (asynchronous) implementation starts to win
+     * inside the row's class, timed end to end on host memory against the
+     * row's best host implementation. crossover: work elements from which
+     * crossover_impl is "auto"'s first choice (calls of the class below it
+     * go to the best host implementation); 0: none measured (the row's
+     * order holds for every call of the class). */
+    uint64_t crossover;
+    char *crossover_impl;   /* "" when crossover is 0 */
+    char *crossover_verdict; /* how it was found; "" if not searched */
 };
 
 #define MPCE_PINS_NEVER UINT64_MAX
@@ -86,7 +98,7 @@ struct mpce_pins_blacklist {
 };
 
 struct mpce_pins {
-    unsigned format;        /* MPCE_PINS_FORMAT when read back */
+    unsigned format;        /* the file's: MPCE_PINS_FORMAT_OLDEST to MPCE_PINS_FORMAT */
     char *engine_version;   /* mpce_version_string() of the writer */
     char *date;             /* UTC, ISO 8601: "2026-11-30T17:04:05Z" */
     char *effort;           /* "quick", "measure", "patient" or "imported" */
@@ -114,7 +126,8 @@ enum mpce_pins_read_result {
 /*
  * Read and check a pins file: the seal must match the text, every section
  * and key must be known, every value well-formed, and the format must be
- * MPCE_PINS_FORMAT. On MPCE_PINS_READ_OK *out owns the data (free it with
+ * MPCE_PINS_FORMAT_OLDEST to MPCE_PINS_FORMAT (a format 2 file has no
+ * crossover keys). On MPCE_PINS_READ_OK *out owns the data (free it with
  * mpce_pins_free); otherwise *out is zeroed and why (if not NULL) holds one
  * line: "FILE:LINE: what is wrong", "FILE: seal does not match the contents
  * (edited by hand or torn)". The file is opened without following a final

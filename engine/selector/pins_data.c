@@ -57,6 +57,8 @@ static void row_free(struct mpce_pins_row *r)
     free(r->slice_verdict);
     free(r->knobs);
     free(r->knob_verdict);
+    free(r->crossover_impl);
+    free(r->crossover_verdict);
     for (size_t i = 0; r->plugins && i < r->n_plugins; i++)
         free(r->plugins[i]);
     free(r->plugins);
@@ -72,9 +74,12 @@ static int row_copy(struct mpce_pins_row *d, const struct mpce_pins_row *s)
     if (copy_str(&d->key, s->key) || copy_str(&d->shape, s->shape) ||
         copy_str(&d->winner, s->winner) || copy_str(&d->runner_up, s->runner_up) ||
         copy_str(&d->verdict, s->verdict) || copy_str(&d->slice_verdict, s->slice_verdict) ||
-        copy_str(&d->knobs, s->knobs) || copy_str(&d->knob_verdict, s->knob_verdict))
+        copy_str(&d->knobs, s->knobs) || copy_str(&d->knob_verdict, s->knob_verdict) ||
+        copy_str(&d->crossover_impl, s->crossover_impl) ||
+        copy_str(&d->crossover_verdict, s->crossover_verdict))
         goto fail;
     d->slice_min = s->slice_min;
+    d->crossover = s->crossover;
     if (s->n_plugins) {
         if (!(d->plugins = calloc(s->n_plugins, sizeof(*d->plugins))))
             goto fail;

@@ -48,8 +48,12 @@ static const char *const k_row_keys[] = {"key",       "shape",   "winner",
                                          "runner_up", "verdict", "plugins"};
 /* A row's optional keys: the pool's measured threshold for its winner, and
  * the winner's measured knob values. */
-static const char *const k_row_optional[] = {"slice_min", "slice_verdict", "knobs",
-                                             "knob_verdict"};
+static const char *const k_row_optional[] = {"slice_min",      "slice_verdict",
+                                             "knobs",          "knob_verdict",
+                                             "crossover",      "crossover_impl",
+                                             "crossover_verdict"};
+/* How many of them a format 2 file may hold (format 3 added the crossover). */
+#define ROW_OPTIONAL_FORMAT2 4
 static const char *const k_blacklist_keys[] = {"path", "size", "mtime", "reason"};
 
 enum sec_kind { SEC_PINS, SEC_MODULE, SEC_ROW, SEC_BLACKLIST };
@@ -289,9 +293,10 @@ static enum mpce_pins_read_result check_format(struct pins_rd *r, dictionary *d)
         return rd_bad(r, "pins", NULL, "missing key 'format'");
     if (parse_u64(v, &f) != 0)
         return rd_bad(r, "pins", "format", "'%s' is not a number", v);
-    if (f != MPCE_PINS_FORMAT)
-        return rd_bad(r, "pins", "format", "%" PRIu64 ": this engine reads format %u only",
-                      f, MPCE_PINS_FORMAT);
+    if (f < MPCE_PINS_FORMAT_OLDEST || f > MPCE_PINS_FORMAT)
+        return rd_bad(r, "pins", "format", "%" PRIu64 ": this engine reads formats %u to %u",
+                      f, MPCE_PINS_FORMAT_OLDEST, MPCE_PINS_FORMAT);
+    r->format = (unsigned)f;
     return MPCE_PINS_READ_OK;
 }
 
@@ -381,7 +386,8 @@ static enum mpce_pins_read_result dict_pass(struct pins_rd *r, dictionary *d, st
                 if (!fill)
                     rt->f[f] = val;
             } else if ((f = mpce_pins_index_of(key, k_row_optional,
-                                               PINS_COUNT(k_row_optional))) >= 0) {
+                                               r->format >= 3 ? PINS_COUNT(k_row_optional)
+                                                              : ROW_OPTIONAL_FORMAT2)) >= 0) {
                 if (!fill)
                     rt->opt[f] = val;
             } else if (parse_numbered(key, strlen(key), "cand", &n) == 0) {
@@ -470,7 +476,7 @@ static enum mpce_pins_read_result conv_header(struct pins_rd *r, const struct va
         res = rd_check(r, "pins", "policy", v->hdr[5], mpce_pins_check_policy);
     if (res != MPCE_PINS_READ_OK)
         return res;
-    out->format = MPCE_PINS_FORMAT;
+    out->format = r->format;
     SDUP(out->engine_version, v->hdr[1]);
     SDUP(out->date, v->hdr[2]);
     SDUP(out->effort, v->hdr[3]);
@@ -633,6 +639,20 @@ static enum mpce_pins_read_result conv_row(struct pins_rd *r, size_t i, const st
         return rd_bad(r, sec, "knob_verdict", "empty: a row without one has no knob_verdict");
     SDUP(row->knobs, knobs ? knobs : "");
     SDUP(row->knob_verdict, kverdict ? kverdict : "");
+    /* Format 3's crossover: the number, the implementation, the verdict
+     * (which may stand alone: a search that found none says so). */
+    const char *xo = rt->opt[4], *ximpl = rt->opt[5], *xverdict = rt->opt[6];
+    if (xo && (parse_u64(xo, &row->crossover) != 0 || row->crossover == 0 ||
+               !mpce_pins_valid_slice_min(row->crossover) || row->crossover == MPCE_PINS_NEVER))
+        return rd_bad(r, sec, "crossover", "'%s' is not " PINS_CROSSOVER_WORDS, xo);
+    if (ximpl && !*ximpl)
+        return rd_bad(r, sec, "crossover_impl", "empty: a row without a crossover has no "
+                      "crossover_impl");
+    if (xverdict && !*xverdict)
+        return rd_bad(r, sec, "crossover_verdict", "empty: a row without one has no "
+                      "crossover_verdict");
+    SDUP(row->crossover_impl, ximpl ? ximpl : "");
+    SDUP(row->crossover_verdict, xverdict ? xverdict : "");
     if (rt->ncand) {
         if (!(row->cands = calloc(rt->ncand, sizeof(*row->cands))))
             return mpce_pins_rd_nomem(r);

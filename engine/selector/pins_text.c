@@ -240,7 +240,9 @@ static int check_pick(const struct mpce_pins_row *r, const char *what, const cha
         mpce_pins_why(msg, msg_len, "'%.80s' is none of the row's candidates", name);
     else
         mpce_pins_why(msg, msg_len, "'%.80s' is cand.%zu, whose status is '%.40s': a %s must "
-                      "be %s", name, c + 1, status, screened_too ? "runner-up" : "winner",
+                      "be %s", name, c + 1, status,
+                      strcmp(what, "winner") == 0 ? "winner"
+                      : strcmp(what, "runner_up") == 0 ? "runner-up" : what,
                       screened_too ? "ok or screened" : "ok");
     return 1;
 }
@@ -294,6 +296,39 @@ int mpce_pins_check_row(const struct mpce_pins_row *r, char *key, size_t key_len
         mpce_pins_why(key, key_len, "slice_verdict");
         mpce_pins_why(msg, msg_len, "missing: a slice_min needs the slice_verdict that says "
                       "how it was found");
+        return 1;
+    }
+    /* A crossover names the device implementation that wins from there: a
+     * candidate of the row that ran correctly (ok, or screened at the row's
+     * own shape, where the gate may have picked either side). */
+    const char *ximpl = str_or_empty(r->crossover_impl);
+    if (r->crossover && !mpce_pins_valid_slice_min(r->crossover)) {
+        mpce_pins_why(key, key_len, "crossover");
+        mpce_pins_why(msg, msg_len, "%" PRIu64 " is not " PINS_CROSSOVER_WORDS, r->crossover);
+        return 1;
+    }
+    if (r->crossover == MPCE_PINS_NEVER) {
+        mpce_pins_why(key, key_len, "crossover");
+        mpce_pins_why(msg, msg_len, "never is not " PINS_CROSSOVER_WORDS);
+        return 1;
+    }
+    if (r->crossover && !*ximpl) {
+        mpce_pins_why(key, key_len, "crossover_impl");
+        mpce_pins_why(msg, msg_len, "missing: a crossover needs the implementation that wins "
+                      "from there");
+        return 1;
+    }
+    if (!r->crossover && *ximpl) {
+        mpce_pins_why(key, key_len, "crossover_impl");
+        mpce_pins_why(msg, msg_len, "'%.80s' without a crossover", ximpl);
+        return 1;
+    }
+    if (check_pick(r, "crossover_impl", ximpl, 1, key, key_len, msg, msg_len))
+        return 1;
+    if (r->crossover && !*str_or_empty(r->crossover_verdict)) {
+        mpce_pins_why(key, key_len, "crossover_verdict");
+        mpce_pins_why(msg, msg_len, "missing: a crossover needs the crossover_verdict that "
+                      "says how it was found");
         return 1;
     }
     return 0;

@@ -10,7 +10,7 @@
  *
  *   # libmpcengine pins: written by the selector (`mpcengine tune`). ...
  *   [pins]
- *   format = 2
+ *   format = 3      (2 is still read: it has no crossover keys)
  *   engine = "0.1.0"
  *   date = "2026-11-30T17:04:05Z"
  *   effort = "quick"
@@ -20,7 +20,8 @@
  *   [module.1]      plugin path size mtime sha256 devices
  *   [row.1]         key shape winner runner_up verdict plugins
  *                   cand.N = "IMPL STATUS MEDIAN SPREAD", why.N = "..."
- *                   optional: slice_min, slice_verdict, knobs, knob_verdict
+ *                   optional: slice_min, slice_verdict, knobs, knob_verdict,
+ *                   and (format 3) crossover, crossover_impl, crossover_verdict
  *   [blacklist.1]   path size mtime reason
  *
  *   seal = "sha256:<64 hex>"
@@ -60,6 +61,8 @@
  * cannot overflow 64 bits. */
 #define PINS_SLICE_MAX (UINT64_C(1) << 48)
 #define PINS_SLICE_WORDS "never or a number of work elements from 1 to 2^48"
+/* A crossover is bounded the same way (never is no crossover). */
+#define PINS_CROSSOVER_WORDS "a number of work elements from 1 to 2^48"
 
 #define PINS_COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -182,6 +185,7 @@ struct pins_rd {
     size_t nsec, capsec;
     struct pins_raw_key *keys; /* the same */
     size_t nkey, capkey;
+    unsigned format;           /* [pins] format, once checked */
 };
 
 /* why = "PATH:LINE: message" ("PATH: message" when line is 0); returns res. */

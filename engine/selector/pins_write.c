@@ -288,6 +288,14 @@ static void wr_row(struct wr *w, size_t index, const struct mpce_pins_row *r)
         wr_str(w, "knobs", r->knobs, 0);
     if (r->knob_verdict && *r->knob_verdict)
         wr_str(w, "knob_verdict", r->knob_verdict, 1);
+    /* Format 3: a device implementation's crossover, where one was found,
+     * and how the search went wherever it ran. */
+    if (r->crossover != 0) {
+        wr_printf(w, "crossover = %" PRIu64 "\n", r->crossover);
+        wr_checked_str(w, "crossover_impl", r->crossover_impl, mpce_pins_check_name);
+    }
+    if (r->crossover_verdict && *r->crossover_verdict)
+        wr_str(w, "crossover_verdict", r->crossover_verdict, 1);
     char key[32], msg[400];
     int bad = mpce_pins_check_row(r, key, sizeof(key), msg, sizeof(msg));
     if (bad < 0)

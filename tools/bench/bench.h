@@ -157,11 +157,12 @@ void mpce_bench_fixture_free(struct mpce_bench_fixture *f);
  * if it was not yet) and passed. Otherwise 0 with the reason in why. */
 int mpce_bench_slot_usable(mpce_engine *e, struct mpce_slot *slot, char *why, size_t len);
 
-/* A synchronous implementation's op through its op table (engine/ops.h),
- * with its own ctx_new state, called as the engine's front ends call it
- * (minus their argument checks). The name and note are set; MPCE_ERR_NOIMPL
- * ("does not serve this shape: ...") when serves() or ctx_new refuses the
- * shape. The slot must not be MPCE_IMPL_ASYNC. */
+/* An implementation's op through its op table (engine/ops.h), with its own
+ * ctx_new state, called as the engine's front ends call it on host memory
+ * (minus their argument checks); an MPCE_IMPL_ASYNC one with a completion
+ * that each call waits for, so it is timed end to end. The name and note
+ * are set; MPCE_ERR_NOIMPL ("does not serve this shape: ...") when serves()
+ * or ctx_new refuses the shape. */
 mpce_status mpce_bench_impl_cand(const struct mpce_slot *slot, const struct mpce_bench_shape *s,
                                  struct mpce_bench_fixture *f, struct mpce_bench_cand *c);
 /* The same with the implementation's knobs at knobs[] (one value per knob
@@ -171,6 +172,34 @@ mpce_status mpce_bench_impl_cand_knobs(const struct mpce_slot *slot,
                                        const struct mpce_bench_shape *s,
                                        struct mpce_bench_fixture *f, const uint32_t *knobs,
                                        struct mpce_bench_cand *c);
+
+/* ---- a device implementation against a host one (bench_pair.c) ------------ */
+
+/* The shape of op `text` (a selector row's) at `elements` work elements, by
+ * its count (n, B, keys, or a DPF domain's bits): 0, or -1 when that size
+ * is not one of its shapes (not a multiple of a polynomial's N, not a power
+ * of two for a domain, out of range). */
+int mpce_bench_shape_at(const char *op, const char *text, uint64_t elements,
+                        struct mpce_bench_shape *out);
+/* Where a crossover is sought in a size class, in work elements: from its
+ * lower bound to its top (the largest power of two inside it; the large
+ * class, which has none, four times its lower bound). */
+void mpce_bench_class_span(unsigned size_class, uint64_t *lo, uint64_t *top);
+
+struct mpce_bench_pair {
+    double median[2], spread[2];     /* [0] the device's, [1] the host's */
+    int wrong;                       /* the device's output differed from the host's */
+    const struct mpce_slot *failed;  /* the one whose call failed, if one did */
+    char why[512];
+};
+
+/* dev and host (knob values or NULL for the defaults) at shape s: outputs
+ * compared once (the host's is the reference), then timed interleaved with
+ * t. MPCE_OK with the medians and spreads, else a status with out->why. */
+mpce_status mpce_bench_pair(const struct mpce_slot *dev, const uint32_t *dev_knobs,
+                            const struct mpce_slot *host, const uint32_t *host_knobs,
+                            const struct mpce_bench_shape *s, const struct mpce_bench_timing *t,
+                            struct mpce_bench_pair *out);
 
 /* The AES floor of a DPF row: the row's count of ECB blocks through `prg`. */
 mpce_status mpce_bench_floor_cand(const struct mpce_slot *prg, const struct mpce_bench_shape *s,

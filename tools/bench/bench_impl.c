@@ -4,7 +4,10 @@
  * normalized op table (engine/ops.h), with a state from the implementation's
  * own ctx_new and the host call (mpce_host_call, with knob values when
  * asked): the calls the engine's front ends make, minus their argument
- * checks. No libffi: each op has its
+ * checks. An asynchronous implementation (MPCE_IMPL_ASYNC) is called as the
+ * engine calls it on host memory (engine/runtime/exec.c): with a completion,
+ * waited for before the call counts as done, so its time is end to end
+ * (submission, transfers, kernels, completion). No libffi: each op has its
  * own run function, typed by the op's one definition in mpcengine/plugin.h.
  */
 #include "config.h"
@@ -31,6 +34,10 @@ struct impl_cand {
     size_t n, m;
     const uint8_t *in;
     uint8_t *out;
+    /* An asynchronous implementation's completion, which call.done names
+     * (made again after each call). */
+    int async;
+    struct mpce_completion comp;
 };
 
 /* A plugin's failure as a status, with the detail naming the implementation
@@ -40,26 +47,42 @@ static int failed(const struct impl_cand *c, int rc)
     return (int)mpce_op_status(c->slot, c->op, rc);
 }
 
+/* An op's return code as the call's result: for an asynchronous
+ * implementation, once its completion came (as run_async in
+ * engine/runtime/exec.c waits for it). */
+static int settle(struct impl_cand *c, int rc)
+{
+    if (!c->async)
+        return rc == 0 ? 0 : failed(c, rc);
+    mpce_status st = rc == MPCE_OP_PENDING
+                         ? mpce_completion_wait(&c->comp)
+                         : mpce_completion_returned(&c->comp, rc, mpce_completion_op_status);
+    mpce_completion_destroy(&c->comp);
+    mpce_completion_init(&c->comp, c->slot, c->op);
+    c->call.done = &c->comp;
+    return (int)st;
+}
+
 static int run_prg_ecb(void *arg)
 {
     struct impl_cand *c = arg;
     int rc = mpce_op_prg_ecb(&c->slot->ops.prg, c->state, &c->call, 0, c->in, c->out,
                              c->n);
-    return rc == 0 ? 0 : failed(c, rc);
+    return settle(c, rc);
 }
 
 static int run_prg_mmo(void *arg)
 {
     struct impl_cand *c = arg;
     int rc = mpce_op_prg_mmo(&c->slot->ops.prg, c->state, &c->call, c->in, c->out, c->n);
-    return rc == 0 ? 0 : failed(c, rc);
+    return settle(c, rc);
 }
 
 static int run_prg_ctr(void *arg)
 {
     struct impl_cand *c = arg;
     int rc = mpce_op_prg_ctr(&c->slot->ops.prg, c->state, &c->call, 0, 0, c->out, c->n);
-    return rc == 0 ? 0 : failed(c, rc);
+    return settle(c, rc);
 }
 
 static int run_ntt_forward(void *arg)
@@ -67,7 +90,7 @@ static int run_ntt_forward(void *arg)
     struct impl_cand *c = arg;
     int rc = mpce_op_ntt_forward(&c->slot->ops.ntt, c->state, &c->call,
                                  (const uint64_t *)c->in, (uint64_t *)c->out, c->n);
-    return rc == 0 ? 0 : failed(c, rc);
+    return settle(c, rc);
 }
 
 static int run_ntt_inverse(void *arg)
@@ -75,7 +98,7 @@ static int run_ntt_inverse(void *arg)
     struct impl_cand *c = arg;
     int rc = mpce_op_ntt_inverse(&c->slot->ops.ntt, c->state, &c->call,
                                  (const uint64_t *)c->in, (uint64_t *)c->out, c->n);
-    return rc == 0 ? 0 : failed(c, rc);
+    return settle(c, rc);
 }
 
 static int run_ntt_mul(void *arg)
@@ -83,7 +106,7 @@ static int run_ntt_mul(void *arg)
     struct impl_cand *c = arg;
     int rc = mpce_op_ntt_mul(&c->slot->ops.ntt, c->state, &c->call, (const uint64_t *)c->in,
                              (const uint64_t *)c->f->in2, (uint64_t *)c->out, c->n);
-    return rc == 0 ? 0 : failed(c, rc);
+    return settle(c, rc);
 }
 
 /* The production LPN shape: one table, the stream continued chunk by chunk
@@ -96,8 +119,8 @@ static int run_lpn_fold(void *arg)
         size_t len = (size_t)(total - off < chunk ? total - off : chunk);
         int rc = mpce_op_lpn_fold(&c->slot->ops.lpn, c->state, &c->call, c0, c->in,
                                   c->out + 16 * off, len);
-        if (rc != 0)
-            return failed(c, rc);
+        if ((rc = settle(c, rc)) != 0)
+            return rc;
         c0 += mpce_spec_lpn_consumed(len);
     }
     return 0;
@@ -108,7 +131,7 @@ static int run_dpf_evalall(void *arg)
     struct impl_cand *c = arg;
     int rc = mpce_op_dpf_evalall(&c->slot->ops.dpf, c->state, &c->call, &c->f->dkeys[0],
                                  c->out);
-    return rc == 0 ? 0 : failed(c, rc);
+    return settle(c, rc);
 }
 
 static int run_dpf_eval(void *arg)
@@ -116,7 +139,7 @@ static int run_dpf_eval(void *arg)
     struct impl_cand *c = arg;
     int rc = mpce_op_dpf_eval(&c->slot->ops.dpf, c->state, &c->call, &c->f->dkeys[0],
                               c->f->points, c->n, c->out);
-    return rc == 0 ? 0 : failed(c, rc);
+    return settle(c, rc);
 }
 
 static int run_dpf_eval_keys(void *arg)
@@ -124,7 +147,7 @@ static int run_dpf_eval_keys(void *arg)
     struct impl_cand *c = arg;
     int rc = mpce_op_dpf_eval_keys(&c->slot->ops.dpf, c->state, &c->call,
                                    c->f->dkey_ptrs, c->f->points, c->n, c->out);
-    return rc == 0 ? 0 : failed(c, rc);
+    return settle(c, rc);
 }
 
 static int run_dpf_eval_batch(void *arg)
@@ -134,7 +157,7 @@ static int run_dpf_eval_batch(void *arg)
         return failed(c, MPCE_ERR_NOIMPL);
     int rc = mpce_op_dpf_eval_batch(&c->slot->ops.dpf, c->state, &c->call, &c->f->dbatch, 0,
                                     c->f->points, c->n, c->out);
-    return rc == 0 ? 0 : failed(c, rc);
+    return settle(c, rc);
 }
 
 static void teardown(void *arg)
@@ -142,6 +165,8 @@ static void teardown(void *arg)
     struct impl_cand *c = arg;
     if (c->state)
         mpce_ops_ctx_free(&c->slot->ops, c->state);
+    if (c->async)
+        mpce_completion_destroy(&c->comp);
     free(c);
 }
 
@@ -347,6 +372,13 @@ static mpce_status finish(struct impl_cand *ic, int rc, struct mpce_bench_cand *
         mpce_status st = mpce_status_of_rc(rc);
         return mpce_error(st, "setup failed (%s)%s%s", mpce_status_name(st),
                           detail[0] ? ": " : "", detail);
+    }
+    if (ic->slot->flags & MPCE_IMPL_ASYNC) {
+        /* From here on its calls may finish later (its gen, above, ran
+         * as a call that finishes before it returns). */
+        ic->async = 1;
+        mpce_completion_init(&ic->comp, ic->slot, ic->op);
+        ic->call.done = &ic->comp;
     }
     c->run = run_of(ic->op);
     c->teardown = teardown;

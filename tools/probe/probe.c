@@ -24,6 +24,7 @@ static const char usage[] =
     "       mpcengine-probe knobs [--effort E] [options] -- ROW=IMPL...\n"
     "       mpcengine-probe pipeline [--effort E] [options] -- ROW=SPEC|SPEC... ROW=SPEC|...\n"
     "       mpcengine-probe slices [--effort E] [options] -- ROW=IMPL...\n"
+    "       mpcengine-probe crossover [--effort E] [options] -- ROW=DEVICE/HOST...\n"
     "       mpcengine-probe vet --module-fd N --path PATH [--parent PID] [--timeout-ms N]\n"
     "                           [options]\n"
     "The selector's helper (run by libmpcengine and `mpcengine tune`; not meant to be run\n"
@@ -31,7 +32,9 @@ static const char usage[] =
     "measure: one worker, results on stdout. knobs: each row winner's knob values\n"
     "on the row's shape. pipeline: the DPF tree's and the LPN fold's knob values\n"
     "together, the tree's output feeding the fold. slices: where splitting a call\n"
-    "over threads starts to pay for each row's winner. vet: load the module open on\n"
+    "over threads starts to pay for each row's winner. crossover: where a device\n"
+    "implementation starts to beat the row's best host one in the row's class.\n"
+    "vet: load the module open on\n"
     "descriptor N alone, run its entry point, probe, init and self-tests, and report\n"
     "each step on descriptor 3, so that the engine can refuse one that crashes.\n";
 
@@ -78,6 +81,7 @@ int main(int argc, char **argv)
 {
     if (argc < 2 || (strcmp(argv[1], "tune") != 0 && strcmp(argv[1], "measure") != 0 &&
                       strcmp(argv[1], "slices") != 0 && strcmp(argv[1], "knobs") != 0 &&
+                      strcmp(argv[1], "crossover") != 0 &&
                       strcmp(argv[1], "pipeline") != 0 && strcmp(argv[1], "vet") != 0)) {
         fputs(usage, argc < 2 || strcmp(argv[1], "--help") != 0 ? stderr : stdout);
         return argc >= 2 && strcmp(argv[1], "--help") == 0 ? 0 : 2;
@@ -175,6 +179,7 @@ int main(int argc, char **argv)
     }
     int rc = tune                               ? probe_tune(e, &o, self)
              : strcmp(argv[1], "slices") == 0 ? probe_slices(e, &o)
+             : strcmp(argv[1], "crossover") == 0 ? probe_crossover(e, &o)
              : strcmp(argv[1], "knobs") == 0  ? probe_knobs(e, &o)
              : strcmp(argv[1], "pipeline") == 0 ? probe_pipeline(e, &o)
                                               : probe_measure(e, &o);

@@ -16,6 +16,8 @@
  *                scored together where they share the cache, as in Ferret
  *   slices.c     `slices`: the pool's threshold, where splitting a call over
  *                the engine's threads starts to pay for a row's winner
+ *   crossover.c  `crossover`: where a device implementation starts to beat
+ *                the best host one inside a row's size class
  *   vet.c        `vet`: one module's code run alone, step by step, so that
  *                the engine can refuse one that crashes, hangs or leaks
  *                (engine/runtime/vet.h)
@@ -127,6 +129,10 @@ int probe_slices(mpce_engine *e, const struct probe_opts *o);
  * PICK KNOB=VALUE[:...] or "-" (the defaults); kwrong KEY IMPL WHY when a
  * knob's values change the output (knobs.c says more). */
 int probe_knobs(mpce_engine *e, const struct probe_opts *o);
+/* rows are KEY=DEVICE/HOST[:KNOBS]: a device implementation and the row's
+ * best host one. Lines: xover KEY DEVICE ELEMENTS VERDICT, ELEMENTS where
+ * the device starts to win in the row's class (0: nowhere) (crossover.c). */
+int probe_crossover(mpce_engine *e, const struct probe_opts *o);
 /* rows: dpf.evalall.large=SPEC|... lpn.fold.kbig.large=SPEC|..., each side's
  * own pick first. Line: pipeline DPF_PICK LPN_PICK VERDICT (pipeline.c). */
 int probe_pipeline(mpce_engine *e, const struct probe_opts *o);

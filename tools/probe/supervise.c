@@ -51,6 +51,11 @@ struct result {
     size_t n_ranked;
     uint64_t slice_min;
     char slice_verdict[480];
+    /* Where a device implementation starts to beat the best host one in
+     * the row's class (crossover.c): 0 and "" when none. */
+    uint64_t crossover;
+    char crossover_impl[64];
+    char crossover_verdict[700];
 };
 
 struct tune_state {
@@ -62,8 +67,8 @@ struct tune_state {
     size_t n_skip;
     int bar;                        /* progress bar on a terminal */
     size_t n_done, n_total;
-    const char *phase;              /* "measure", "knobs" or "slices": the worker's
-                                       subcommand */
+    const char *phase;              /* "measure", "knobs", "slices", "pipeline" or
+                                       "crossover": the worker's subcommand */
 };
 
 
@@ -366,6 +371,17 @@ static void take_line(void *arg, char *line)
         }
         return;
     }
+    if (sscanf(line, "xover %95s %95s %31s %n", key, impl, value, &pos) >= 3) {
+        struct result *r = result_of(res, n, key);
+        if (r) {
+            r->crossover = strtoull(value, NULL, 10);
+            snprintf(r->crossover_impl, sizeof(r->crossover_impl), "%.63s",
+                     r->crossover ? impl : "");
+            snprintf(r->crossover_verdict, sizeof(r->crossover_verdict), "%.690s",
+                     pos ? line + pos : "");
+        }
+        return;
+    }
     if (sscanf(line, "skip %95s %n", key, &pos) >= 1) {
         struct result *r = result_of(res, n, key);
         if (r)
@@ -640,6 +656,8 @@ static void print_row(const struct mpce_pins_row *row, FILE *out)
                 row->knobs && row->knobs[0] ? row->knobs : "defaults", row->knob_verdict);
     if (row->slice_verdict && row->slice_verdict[0])
         fprintf(out, "%-28s %-24s %-24s threads: %s\n", "", "", "", row->slice_verdict);
+    if (row->crossover_verdict && row->crossover_verdict[0])
+        fprintf(out, "%-28s %-24s %-24s device: %s\n", "", "", "", row->crossover_verdict);
 }
 
 /* The verdicts in force for the planned rows, when nothing needed tuning. */
@@ -841,8 +859,61 @@ static void decide(mpce_engine *e, const struct mpce_pins *kept, struct result *
                          "winner %.64s was blacklisted after its knobs were measured", winner);
             }
         }
+        /* A crossover whose device implementation was blacklisted since. */
+        if (res[i].crossover_impl[0]) {
+            int ran = 0;
+            for (size_t k = 0; k < res[i].n_cands; k++)
+                ran |= strcmp(res[i].cands[k].impl, res[i].crossover_impl) == 0 &&
+                       (strcmp(res[i].cands[k].status, "ok") == 0 ||
+                        strcmp(res[i].cands[k].status, "screened") == 0);
+            if (!ran) {
+                snprintf(res[i].crossover_verdict, sizeof(res[i].crossover_verdict),
+                         "not kept: %.64s was blacklisted after its crossover was measured",
+                         res[i].crossover_impl);
+                res[i].crossover = 0;
+                res[i].crossover_impl[0] = '\0';
+            }
+        }
         res[i].measured = 1;
     }
+}
+
+/* Whether s runs on a device or asynchronously: what the crossover phase
+ * times against the host implementations. */
+static int device_impl(const struct mpce_slot *s)
+{
+    return (s->flags & MPCE_IMPL_ASYNC) || (s->memory & MPCE_MEM_DEVICE);
+}
+
+/* For the crossover phase: the row's fastest device candidate that ran
+ * correctly (ok, or screened at the row's shape: it may still win at the
+ * class's top) and its best host one (the winner when that is a host one,
+ * with its knob values), as "KEY=DEVICE/HOST[:KNOBS]"; 0 when the row lacks
+ * either. */
+static int crossover_arg(mpce_engine *e, struct result *r)
+{
+    const struct mpce_pins_cand *dev = NULL, *host = NULL;
+    for (size_t k = 0; k < r->n_cands; k++) {
+        const struct mpce_pins_cand *c = &r->cands[k];
+        const struct mpce_slot *s = mpce_registry_find(e, c->impl);
+        const int ran = strcmp(c->status, "ok") == 0 || strcmp(c->status, "screened") == 0;
+        if (s == NULL || !ran)
+            continue;
+        if (device_impl(s)) {
+            if (!dev || c->median < dev->median)
+                dev = c;
+        } else if (strcmp(c->impl, r->winner) == 0) {
+            host = c;
+        } else if (!host || (strcmp(host->impl, r->winner) != 0 && c->median < host->median)) {
+            host = c;
+        }
+    }
+    if (!dev || !host)
+        return 0;
+    const int knobs = strcmp(host->impl, r->winner) == 0 && r->knobs[0];
+    snprintf(r->worker_arg, sizeof(r->worker_arg), "%s=%s/%s%s%s", r->row->key, dev->impl,
+             host->impl, knobs ? ":" : "", knobs ? r->knobs : "");
+    return 1;
 }
 
 int probe_tune(mpce_engine *e, const struct probe_opts *o, const char *self)
@@ -1054,6 +1125,23 @@ int probe_tune(mpce_engine *e, const struct probe_opts *o, const char *self)
         fprintf(stderr, "measuring where threads pay for %zu winners\n", n_slices);
         run_winner_phase(&ts, res, n, "slices", n_slices);
     }
+    /* Then, in every effort, where a device implementation starts to win
+     * inside each row's class: timed end to end against the row's best host
+     * implementation (crossover.c). A device blacklisted there changes its
+     * rows' decisions. */
+    size_t n_cross = 0;
+    for (size_t i = 0; i < n; i++) {
+        res[i].done = 1;
+        res[i].worker_arg[0] = '\0';
+        if (!res[i].measured || res[i].note[0] || !crossover_arg(e, &res[i]))
+            continue;
+        res[i].done = 0;
+        n_cross++;
+    }
+    if (n_cross) {
+        fprintf(stderr, "measuring where a device starts to win in %zu rows\n", n_cross);
+        run_winner_phase(&ts, res, n, "crossover", n_cross);
+    }
 
     /* The new file: the old current rows, then this run's. */
     char date[32];
@@ -1091,7 +1179,10 @@ int probe_tune(mpce_engine *e, const struct probe_opts *o, const char *self)
                                     .slice_min = res[i].slice_min,
                                     .slice_verdict = res[i].slice_verdict,
                                     .knobs = res[i].knobs,
-                                    .knob_verdict = res[i].knob_verdict};
+                                    .knob_verdict = res[i].knob_verdict,
+                                    .crossover = res[i].crossover,
+                                    .crossover_impl = res[i].crossover_impl,
+                                    .crossover_verdict = res[i].crossover_verdict};
         row.n_plugins = row_plugins(e, mpce_op_info[pr->op].prim, plugins, 64);
         rc = mpce_pins_put_row(&out, &row) != 0;
     }

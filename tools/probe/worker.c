@@ -5,7 +5,10 @@
  * direct candidates, one thread each). Before anything is timed, each
  * candidate's output on the row's input is compared with the reference's
  * (the built-in portable implementation, which the known-answer vectors pin
- * to SPEC.md): a mismatch disqualifies it. Then all of them are timed
+ * to SPEC.md): a mismatch disqualifies it. An asynchronous (device)
+ * implementation is one candidate like the others, timed end to end on host
+ * memory: each call submitted with a completion and waited for, its
+ * transfers included (tools/bench/bench_impl.c). Then all of them are timed
  * interleaved. Any call may crash or hang; the `enter` lines tell the
  * supervisor whose call it was.
  */
@@ -135,11 +138,6 @@ static void measure_row(mpce_engine *e, const struct probe_opts *o, const struct
             say_cand(row->key, s->impl->name, "declined", 0, 0, 0, why);
             if (s == ref)
                 goto no_reference;
-            continue;
-        }
-        if (s->flags & MPCE_IMPL_ASYNC) {
-            say_cand(row->key, s->impl->name, "declined", 0, 0, 0,
-                     "asynchronous device implementation: timed through its queue only");
             continue;
         }
         struct mpce_bench_cand *cand = &c[n];
