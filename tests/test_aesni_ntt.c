@@ -14,6 +14,7 @@
 
 #include "engine/spec/ntt_params.h"
 #include "testutil.h"
+#include "vs_soft.h"
 
 #define MAX_IMPLS 16
 #define IFMA_MAX_Q (UINT64_C(1) << 50)
@@ -54,20 +55,6 @@ static size_t aesni_impls(const char **out)
     return found;
 }
 
-/* The largest primes q < 2^bits with q = 1 mod 2^18 (valid for every N up
- * to 2^17), the index-th of them counting down. */
-static uint64_t find_prime(unsigned bits, unsigned index)
-{
-    const uint64_t step = UINT64_C(1) << 18;
-    uint64_t q = (((UINT64_C(1) << bits) - 1) / step) * step + 1;
-    for (; q > step; q -= step) {
-        if (mpce_is_prime64(q) && index-- == 0)
-            return q;
-    }
-    CU_FAIL_FATAL("no prime found");
-    return 0;
-}
-
 static mpce_ntt *make_ctx(size_t n, const uint64_t *moduli, size_t l)
 {
     mpce_ntt *ctx = NULL;
@@ -88,56 +75,6 @@ static int ifma_serves(const char *impl, const uint64_t *q, size_t l)
     return 1;
 }
 
-/* Every op of impl equals ntt-soft on `in` (and on `in` times a shuffled
- * copy of itself for mul), out of place into a buffer 8 bytes off a
- * 64-byte boundary and in place. */
-static void compare(mpce_ntt *ctx, const char *impl, const uint64_t *in, size_t words,
-                    size_t batch, const char *what)
-{
-    const size_t bytes = words * sizeof(uint64_t);
-    uint64_t *want = malloc(bytes), *got = tu_alloc_misaligned(bytes, 8);
-    uint64_t *other = malloc(bytes);
-    CU_ASSERT_FATAL(want && got && other);
-    const size_t n = mpce_ntt_degree(ctx);
-    for (size_t i = 0; i < words; i++)
-        other[i] = in[(i / n) * n + (i * 5 + 3) % n];
-    for (int op = 0; op < 3; op++) {
-        static const char *const ops[] = {"forward", "inverse", "mul"};
-        mpce_status s1, s2, s3;
-        if (op == 0) {
-            s1 = mpce_ntt_forward(ctx, "ntt-soft", in, want, batch);
-            s2 = mpce_ntt_forward(ctx, impl, in, got, batch);
-        } else if (op == 1) {
-            s1 = mpce_ntt_inverse(ctx, "ntt-soft", in, want, batch);
-            s2 = mpce_ntt_inverse(ctx, impl, in, got, batch);
-        } else {
-            s1 = mpce_ntt_mul(ctx, "ntt-soft", in, other, want, batch);
-            s2 = mpce_ntt_mul(ctx, impl, in, other, got, batch);
-        }
-        CU_ASSERT_EQUAL(s1, MPCE_OK);
-        CU_ASSERT_EQUAL(s2, MPCE_OK);
-        int ok = memcmp(want, got, bytes) == 0;
-        memcpy(got, in, bytes);
-        if (op == 0)
-            s3 = mpce_ntt_forward(ctx, impl, got, got, batch);
-        else if (op == 1)
-            s3 = mpce_ntt_inverse(ctx, impl, got, got, batch);
-        else
-            s3 = mpce_ntt_mul(ctx, impl, got, other, got, batch);
-        CU_ASSERT_EQUAL(s3, MPCE_OK);
-        int ok_in_place = memcmp(want, got, bytes) == 0;
-        if (!ok || !ok_in_place) {
-            fprintf(stderr, "  %s %s (%s, N = %zu, L = %zu, B = %zu): %s differs from ntt-soft\n",
-                    impl, ops[op], what, n, mpce_ntt_modulus_count(ctx), batch,
-                    ok ? "in place" : "out of place");
-            CU_FAIL("aesni NTT differs from ntt-soft");
-        }
-    }
-    free(want);
-    free(other);
-    tu_free_misaligned(got);
-}
-
 static void random_words(uint64_t *v, size_t n, const uint64_t *q, size_t l, size_t batch,
                          uint64_t *seed)
 {
@@ -152,7 +89,7 @@ static void random_words(uint64_t *v, size_t n, const uint64_t *q, size_t l, siz
 static void run_shape(const char **impls, size_t nimpls, size_t n, unsigned bits, size_t l,
                       size_t max_batch, uint64_t *seed)
 {
-    uint64_t q[3] = {find_prime(bits, 0), find_prime(bits, 1), find_prime(bits, 0)};
+    uint64_t q[3] = {vs_find_prime(bits, 0), vs_find_prime(bits, 1), vs_find_prime(bits, 0)};
     mpce_ntt *ctx = make_ctx(n, q, l);
     uint64_t *in = malloc(max_batch * l * n * sizeof(uint64_t));
     CU_ASSERT_FATAL(in != NULL);
@@ -160,7 +97,7 @@ static void run_shape(const char **impls, size_t nimpls, size_t n, unsigned bits
         random_words(in, n, q, l, batch, seed);
         for (size_t k = 0; k < nimpls; k++)
             if (ifma_serves(impls[k], q, l))
-                compare(ctx, impls[k], in, batch * l * n, batch, "random");
+                CU_ASSERT(vs_ntt_compare(ctx, impls[k], in, batch * l * n, batch, "random"));
     }
     free(in);
     mpce_ntt_free(ctx);
@@ -194,7 +131,7 @@ static void test_extremes(void)
     size_t nimpls = aesni_impls(impls);
     for (size_t b = 0; b < NBITS; b++) {
         for (size_t n = 8; n <= 4096; n <<= 2) {
-            uint64_t q[2] = {find_prime(prime_bits[b], 0), find_prime(prime_bits[b], 1)};
+            uint64_t q[2] = {vs_find_prime(prime_bits[b], 0), vs_find_prime(prime_bits[b], 1)};
             mpce_ntt *ctx = make_ctx(n, q, 2);
             uint64_t *in = malloc(2 * n * sizeof(uint64_t));
             CU_ASSERT_FATAL(in != NULL);
@@ -203,7 +140,8 @@ static void test_extremes(void)
                     in[i] = (pattern == 0 || (i & 1)) ? q[i / n] - 1 : 0;
                 for (size_t k = 0; k < nimpls; k++)
                     if (ifma_serves(impls[k], q, 2))
-                        compare(ctx, impls[k], in, 2 * n, 1, pattern ? "q-1/0" : "all q-1");
+                        CU_ASSERT(vs_ntt_compare(ctx, impls[k], in, 2 * n, 1,
+                                                 pattern ? "q-1/0" : "all q-1"));
             }
             free(in);
             mpce_ntt_free(ctx);
@@ -226,7 +164,7 @@ static void test_ifma_limit(void)
     uint64_t above = IFMA_MAX_Q + 1; /* the smallest usable prime >= 2^50 */
     while (!mpce_is_prime64(above))
         above += step;
-    const uint64_t below = find_prime(50, 0);
+    const uint64_t below = vs_find_prime(50, 0);
     uint64_t seed = 0x1f3a;
     uint64_t *in = malloc(n * sizeof(uint64_t)), *want = malloc(n * sizeof(uint64_t));
     uint64_t *got = malloc(n * sizeof(uint64_t));

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "mpcengine/plugin.h"
+#include "plugins/common/cpu_module.h"
 
 /* CPU features this plugin cares about, after the OS-support checks (XCR0)
  * and, in a module state, after MPCENGINE_AESNI_DISABLE has masked some off. */
@@ -45,9 +46,7 @@ const struct aesni_cpu *aesni_cpu_raw(void);
  * environment rules, masks features off so the refusals can be tried on
  * any machine). */
 struct aesni_module {
-    const struct mpce_host *host;
-    struct aesni_cpu cpu;
-    char masked[128]; /* the features masked, comma-separated */
+    MPCE_CPU_MODULE_FIELDS(struct aesni_cpu);
 };
 
 /* cpu = the raw features less those named by the host's

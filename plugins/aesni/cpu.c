@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "plugins/aesni/aesni.h"
+#include "plugins/common/cpu_module.h"
 
 static struct aesni_cpu raw;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -21,21 +22,12 @@ static uint64_t xgetbv0(void)
 }
 
 /* MPCENGINE_AESNI_DISABLE=avx512,vaes,... hides features, so the refusal
- * paths (a CPU without AVX-512) can be exercised on any machine. Read
- * through the host, so it obeys the engine's environment rules like every
- * other variable (ignored by root and setuid programs). */
+ * paths (a CPU without AVX-512) can be exercised on any machine, under
+ * the rules of plugins/common/cpu_module.h. */
 void aesni_cpu_masked(const struct mpce_host *host, struct aesni_cpu *cpu, char *masked,
                       size_t masked_len)
 {
-    *cpu = *aesni_cpu_raw();
-    masked[0] = '\0';
-    const char *env = host && host->getenv ? host->getenv(host, "MPCENGINE_AESNI_DISABLE") : NULL;
-    if (!env || !*env)
-        return;
-    static const struct {
-        const char *name;
-        size_t off;
-    } names[] = {
+    static const struct mpce_cpu_flag names[] = {
         {"aes", offsetof(struct aesni_cpu, aes)},
         {"avx2", offsetof(struct aesni_cpu, avx2)},
         {"vaes", offsetof(struct aesni_cpu, vaes)},
@@ -47,18 +39,10 @@ void aesni_cpu_masked(const struct mpce_host *host, struct aesni_cpu *cpu, char 
         {"ifma", offsetof(struct aesni_cpu, avx512ifma)},
         {"avx512ifma", offsetof(struct aesni_cpu, avx512ifma)},
     };
-    char buf[256];
-    snprintf(buf, sizeof(buf), "%s", env);
-    char *save = NULL;
-    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-            if (strcmp(tok, names[i].name) == 0) {
-                *(int *)((char *)cpu + names[i].off) = 0;
-                size_t used = strlen(masked);
-                snprintf(masked + used, masked_len - used, "%s%s", used ? "," : "", tok);
-            }
-        }
-    }
+
+    *cpu = *aesni_cpu_raw();
+    mpce_cpu_mask(host, "MPCENGINE_AESNI_DISABLE", names, sizeof(names) / sizeof(names[0]), cpu,
+                  masked, masked_len);
     if (!cpu->aes)
         cpu->vaes = 0;
     /* Everything 512-bit needs AVX-512F. */
@@ -98,11 +82,16 @@ const struct aesni_cpu *aesni_cpu_raw(void)
 
 void aesni_cpu_describe(const struct aesni_cpu *f, const char *masked, char *buf, size_t len)
 {
-    snprintf(buf, len, "%s%s%s%s%s%s%s%s%s%s", f->aes ? "AES-NI " : "", f->avx2 ? "AVX2 " : "",
-             f->vaes ? "VAES " : "", f->avx512f ? "AVX-512F " : "", f->avx512dq ? "DQ " : "",
-             f->avx512bw ? "BW " : "", f->avx512vl ? "VL " : "", f->avx512ifma ? "IFMA " : "",
-             masked[0] ? "masked:" : "", masked);
-    size_t n = strlen(buf);
-    while (n > 0 && buf[n - 1] == ' ')
-        buf[--n] = '\0';
+    static const struct mpce_cpu_flag labels[] = {
+        {"AES-NI", offsetof(struct aesni_cpu, aes)},
+        {"AVX2", offsetof(struct aesni_cpu, avx2)},
+        {"VAES", offsetof(struct aesni_cpu, vaes)},
+        {"AVX-512F", offsetof(struct aesni_cpu, avx512f)},
+        {"DQ", offsetof(struct aesni_cpu, avx512dq)},
+        {"BW", offsetof(struct aesni_cpu, avx512bw)},
+        {"VL", offsetof(struct aesni_cpu, avx512vl)},
+        {"IFMA", offsetof(struct aesni_cpu, avx512ifma)},
+    };
+
+    mpce_cpu_describe(labels, sizeof(labels) / sizeof(labels[0]), f, masked, buf, len);
 }

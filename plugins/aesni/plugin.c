@@ -3,19 +3,11 @@
  * it needs; probes refuse what this CPU (or MPCENGINE_AESNI_DISABLE) lacks. */
 #include "config.h"
 
-#include <stdio.h>
-#include <stdlib.h>
-
 #include "plugins/aesni/aesni.h"
+#include "plugins/common/cpu_module.h"
 #include "plugins/common/skeleton_knobs.h"
 
-static int refuse(const struct aesni_module *m, char *why, size_t len, const char *missing)
-{
-    char have[160];
-    aesni_cpu_describe(&m->cpu, m->masked, have, sizeof(have));
-    snprintf(why, len, "this CPU lacks %s (has: %s)", missing, have[0] ? have : "none of them");
-    return 1;
-}
+MPCE_CPU_MODULE_GLUE(aesni, "none of AES-NI/AVX2/VAES/AVX-512")
 
 /* The whole module needs AES-NI; asked before init, so it reads the mask
  * itself. */
@@ -23,45 +15,19 @@ static int probe_plugin(const struct mpce_host *host, char *why, size_t len)
 {
     struct aesni_module m = {.host = host};
     aesni_cpu_masked(host, &m.cpu, m.masked, sizeof(m.masked));
-    return m.cpu.aes ? 0 : refuse(&m, why, len, "AES-NI/SSE4.1");
-}
-
-static int init(const struct mpce_host *host, void **module_state, char *why, size_t len)
-{
-    struct aesni_module *m = calloc(1, sizeof(*m));
-    if (m == NULL) {
-        snprintf(why, len, "out of memory for the module state");
-        return MPCE_ERR_NOMEM;
-    }
-    m->host = host;
-    aesni_cpu_masked(host, &m->cpu, m->masked, sizeof(m->masked));
-    *module_state = m;
-    return 0;
-}
-
-static void fini(void *module_state)
-{
-    free(module_state);
-}
-
-static void describe(void *module_state, char *buf, size_t len)
-{
-    const struct aesni_module *m = module_state;
-    char have[160];
-    aesni_cpu_describe(&m->cpu, m->masked, have, sizeof(have));
-    snprintf(buf, len, "CPU: %s", have[0] ? have : "none of AES-NI/AVX2/VAES/AVX-512");
+    return m.cpu.aes ? 0 : aesni_refuse(&m, why, len, "AES-NI/SSE4.1");
 }
 
 static int probe_vaes256(void *module_state, char *why, size_t len)
 {
     const struct aesni_module *m = module_state;
-    return aesni_cpu_vaes256(&m->cpu) ? 0 : refuse(m, why, len, "VAES with AVX2");
+    return aesni_cpu_vaes256(&m->cpu) ? 0 : aesni_refuse(m, why, len, "VAES with AVX2");
 }
 
 static int probe_vaes512(void *module_state, char *why, size_t len)
 {
     const struct aesni_module *m = module_state;
-    return aesni_cpu_vaes512(&m->cpu) ? 0 : refuse(m, why, len, "VAES with AVX-512F/BW");
+    return aesni_cpu_vaes512(&m->cpu) ? 0 : aesni_refuse(m, why, len, "VAES with AVX-512F/BW");
 }
 
 static int probe_avx512(void *module_state, char *why, size_t len)
@@ -69,13 +35,13 @@ static int probe_avx512(void *module_state, char *why, size_t len)
     const struct aesni_module *m = module_state;
     return (m->cpu.avx512f && m->cpu.avx512dq && m->cpu.avx512vl)
                ? 0
-               : refuse(m, why, len, "AVX-512F/DQ/VL");
+               : aesni_refuse(m, why, len, "AVX-512F/DQ/VL");
 }
 
 static int probe_ifma(void *module_state, char *why, size_t len)
 {
     const struct aesni_module *m = module_state;
-    return (m->cpu.avx512ifma && m->cpu.avx512vl) ? 0 : refuse(m, why, len, "AVX-512 IFMA/VL");
+    return (m->cpu.avx512ifma && m->cpu.avx512vl) ? 0 : aesni_refuse(m, why, len, "AVX-512 IFMA/VL");
 }
 
 /* Every NTT kernel of this module checks its input as it reads it
@@ -83,20 +49,8 @@ static int probe_ifma(void *module_state, char *why, size_t len)
 #define NTT_CHECKS(prim) ((prim) == MPCE_PRIM_NTT ? MPCE_IMPL_CHECKS_NTT_INPUT : 0u)
 
 #define IMPL(var, prim, nm, prio, table, pr, sv, nk, kl)                                   \
-    static const struct mpce_impl var = {                                                  \
-        .struct_size = sizeof(struct mpce_impl),                                           \
-        .primitive = prim,                                                                 \
-        .name = nm,                                                                        \
-        .impl_class = MPCE_CLASS_SIMD,                                                     \
-        .priority = prio,                                                                  \
-        .flags = MPCE_IMPL_CONSTANT_TIME | NTT_CHECKS(prim),                                \
-        .memory = MPCE_MEM_HOST,                                                           \
-        .ops = table,                                                                      \
-        .probe = pr,                                                                       \
-        .serves = sv,                                                                      \
-        .n_knobs = nk,                                                                     \
-        .knobs = kl,                                                                       \
-    }
+    MPCE_CPU_IMPL(var, prim, nm, MPCE_CLASS_SIMD, prio,                                    \
+                  MPCE_IMPL_CONSTANT_TIME | NTT_CHECKS(prim), table, pr, sv, nk, kl)
 
 /* ymm below zmm by default: on some CPUs zmm down-clocks; the selector
  * measures both, so both are registered. */
@@ -120,23 +74,4 @@ static const struct mpce_impl *const impls[] = {
     &prg_ni, &prg_vaes256, &prg_vaes512, &ntt_avx512, &ntt_ifma, &lpn_aesni, &dpf_aesni,
 };
 
-static const struct mpce_plugin plugin = {
-    .struct_size = sizeof(struct mpce_plugin),
-    .abi_major = MPCE_PLUGIN_ABI_MAJOR,
-    .abi_minor = MPCE_PLUGIN_ABI_MINOR,
-    .name = "aesni",
-    .version = PACKAGE_VERSION,
-    .probe = probe_plugin,
-    .init = init,
-    .fini = fini,
-    .describe = describe,
-    .n_impls = sizeof(impls) / sizeof(impls[0]),
-    .impls = impls,
-};
-
-MPCE_API const struct mpce_plugin *mpce_plugin_entry_v2(void);
-
-const struct mpce_plugin *mpce_plugin_entry_v2(void)
-{
-    return &plugin;
-}
+MPCE_CPU_PLUGIN(aesni, "aesni", probe_plugin, impls)

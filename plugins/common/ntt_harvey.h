@@ -277,4 +277,40 @@ static inline size_t mpce_harvey_row_offset(const struct mpce_harvey_state *s, s
     return (b * s->l + i) * s->n;
 }
 
+/* A transform of one row in place, canonical in and out: the scalar rows
+ * above, or a backend's own over the same tables. */
+typedef void (*mpce_harvey_row_fn)(const struct mpce_harvey_tables *t, size_t n, uint64_t *a);
+
+/* fn over every row of a batch: the op tables' forward and inverse. The
+ * rows are transformed in out, so in == out needs no copy. */
+static inline int mpce_harvey_run_rows(const struct mpce_harvey_state *s, mpce_harvey_row_fn fn,
+                                       const uint64_t *in, uint64_t *out, size_t batch)
+{
+    const size_t n = s->n;
+    for (size_t b = 0; b < batch; b++) {
+        for (size_t i = 0; i < s->l; i++) {
+            const size_t off = mpce_harvey_row_offset(s, b, i);
+            if (out + off != in + off)
+                memmove(out + off, in + off, n * sizeof(uint64_t));
+            fn(s->row[i], n, out + off);
+        }
+    }
+    return 0;
+}
+
+/* Pointwise products of a batch, the op tables' mul: the Barrett row's
+ * words are already independent, so the compiler interleaves them without
+ * a backend's help. */
+static inline int mpce_harvey_mul_rows(const struct mpce_harvey_state *s, const uint64_t *a,
+                                       const uint64_t *b, uint64_t *out, size_t batch)
+{
+    for (size_t bi = 0; bi < batch; bi++) {
+        for (size_t i = 0; i < s->l; i++) {
+            const size_t off = mpce_harvey_row_offset(s, bi, i);
+            mpce_harvey_mul_row(s->row[i], s->n, a + off, b + off, out + off);
+        }
+    }
+    return 0;
+}
+
 #endif

@@ -122,50 +122,59 @@ static inline void enc_w_lanes(uint8x16_t b[W], const uint8_t *const kp[W])
         b[i] = veorq_u8(vaeseq_u8(b[i], ld(kp[i] + 144)), ld(kp[i] + 160));
 }
 
-void neon_aes_ecb(const struct neon_sched *ks, size_t j, const uint8_t *in, uint8_t *out,
-                  size_t n)
-{
-    uint8x16_t k[11], b[W];
-    size_t i = 0;
-
-    load_keys(ks->rk[j], k);
-    for (; i + W <= n; i += W) {
-#pragma GCC unroll 8
-        for (unsigned l = 0; l < W; l++)
-            b[l] = ld(in + 16 * (i + l));
-        enc_w(b, k);
-#pragma GCC unroll 8
-        for (unsigned l = 0; l < W; l++)
-            st(out + 16 * (i + l), b[l]);
-    }
-    for (; i < n; i++)
-        st(out + 16 * i, enc1(ld(in + 16 * i), k));
-}
-
 /* LE64(c) || 0^64: on a little-endian core, lane 0 of a 64-bit vector. */
 static inline uint8x16_t ctr_block(uint64_t c)
 {
     return vreinterpretq_u8_u64(vcombine_u64(vcreate_u64(c), vcreate_u64(0)));
 }
 
-void neon_aes_ctr(const struct neon_sched *ks, size_t j, uint64_t c0, uint8_t *out, size_t n)
+/* Block i of a one-key stream: in[i] (ecb, mmo) or the counter block
+ * c0 + i, which wraps mod 2^64 as the SPEC's counter does (ctr, in NULL). */
+static inline uint8x16_t block_in(const uint8_t *in, uint64_t c0, size_t i)
 {
-    uint8x16_t k[11], b[W];
+    return in ? ld(in + 16 * i) : ctr_block(c0 + i);
+}
+
+/* n blocks under the key in k, W at a time through enc_w and the tail one
+ * by one; with feed_forward each output is XORed with its input (mmo of
+ * one key). ecb, ctr and mmo share this loop; inlined with constant in and
+ * feed_forward, each is its own straight loop. */
+static inline void one_key(const uint8x16_t k[11], const uint8_t *in, uint64_t c0, int feed_forward,
+                           uint8_t *out, size_t n)
+{
+    uint8x16_t b[W], s[W];
     size_t i = 0;
 
-    load_keys(ks->rk[j], k);
     for (; i + W <= n; i += W) {
-        /* c0 + i + l wraps mod 2^64 as the SPEC's counter does. */
 #pragma GCC unroll 8
         for (unsigned l = 0; l < W; l++)
-            b[l] = ctr_block(c0 + i + l);
+            s[l] = b[l] = block_in(in, c0, i + l);
         enc_w(b, k);
 #pragma GCC unroll 8
         for (unsigned l = 0; l < W; l++)
-            st(out + 16 * (i + l), b[l]);
+            st(out + 16 * (i + l), feed_forward ? veorq_u8(b[l], s[l]) : b[l]);
     }
-    for (; i < n; i++)
-        st(out + 16 * i, enc1(ctr_block(c0 + i), k));
+    for (; i < n; i++) {
+        const uint8x16_t x = block_in(in, c0, i), y = enc1(x, k);
+        st(out + 16 * i, feed_forward ? veorq_u8(y, x) : y);
+    }
+}
+
+void neon_aes_ecb(const struct neon_sched *ks, size_t j, const uint8_t *in, uint8_t *out,
+                  size_t n)
+{
+    uint8x16_t k[11];
+
+    load_keys(ks->rk[j], k);
+    one_key(k, in, 0, 0, out, n);
+}
+
+void neon_aes_ctr(const struct neon_sched *ks, size_t j, uint64_t c0, uint8_t *out, size_t n)
+{
+    uint8x16_t k[11];
+
+    load_keys(ks->rk[j], k);
+    one_key(k, NULL, c0, 0, out, n);
 }
 
 void neon_aes_mmo(const struct neon_sched *ks, const uint8_t *seeds, uint8_t *out, size_t n)
@@ -174,26 +183,13 @@ void neon_aes_mmo(const struct neon_sched *ks, const uint8_t *seeds, uint8_t *ou
 
     if (m == 1) {
         /* One key: ecb with the feed-forward, the key in registers. */
-        uint8x16_t k[11], b[W], s[W];
-        size_t i = 0;
+        uint8x16_t k[11];
 
         load_keys(ks->rk[0], k);
-        for (; i + W <= n; i += W) {
-#pragma GCC unroll 8
-            for (unsigned l = 0; l < W; l++)
-                s[l] = b[l] = ld(seeds + 16 * (i + l));
-            enc_w(b, k);
-#pragma GCC unroll 8
-            for (unsigned l = 0; l < W; l++)
-                st(out + 16 * (i + l), veorq_u8(b[l], s[l]));
-        }
-        for (; i < n; i++) {
-            uint8x16_t x = ld(seeds + 16 * i);
-            st(out + 16 * i, veorq_u8(enc1(x, k), x));
-        }
+        one_key(k, seeds, 0, 1, out, n);
         return;
     }
-    /* m keys: W/m seeds (one for m > 4) per pass, encrypted under every
+/* m keys: W/m seeds (one for m > 4) per pass, encrypted under every
      * key in lanes side by side, so out is written in order. m is known
      * only at run time, so each lane loads its seed and its key's round
      * keys itself (the compiler cannot share them): 8 loads per round,

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 
+#include "plugins/common/cpu_module.h"
 #include "plugins/neon/neon.h"
 
 /* The bits of the AArch64 AT_HWCAP word (arch/arm64/include/uapi/asm/hwcap.h),
@@ -45,38 +46,20 @@ const struct neon_cpu *neon_cpu_raw(void)
 
 /* MPCENGINE_NEON_DISABLE=aes,pmull,... hides features, so the refusal paths
  * (a Cortex-A53 or Raspberry Pi 4 without the Crypto Extensions) can be
- * exercised on any machine. Read through the host, so it obeys the
- * engine's environment rules like every other variable (ignored by root
- * and setuid programs). Unknown names are ignored, as aesni ignores them:
- * a name from a newer release must not stop an older module loading. */
+ * exercised on any machine, under the rules of
+ * plugins/common/cpu_module.h. */
 void neon_cpu_masked(const struct mpce_host *host, struct neon_cpu *cpu, char *masked,
                      size_t masked_len)
 {
-    *cpu = *neon_cpu_raw();
-    masked[0] = '\0';
-    const char *env = host && host->getenv ? host->getenv(host, "MPCENGINE_NEON_DISABLE") : NULL;
-    if (!env || !*env)
-        return;
-    static const struct {
-        const char *name;
-        size_t off;
-    } names[] = {
+    static const struct mpce_cpu_flag names[] = {
         {"asimd", offsetof(struct neon_cpu, asimd)}, {"aes", offsetof(struct neon_cpu, aes)},
         {"pmull", offsetof(struct neon_cpu, pmull)}, {"sha3", offsetof(struct neon_cpu, sha3)},
         {"sve", offsetof(struct neon_cpu, sve)},
     };
-    char buf[256];
-    snprintf(buf, sizeof(buf), "%s", env);
-    char *save = NULL;
-    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-            if (strcmp(tok, names[i].name) == 0) {
-                *(int *)((char *)cpu + names[i].off) = 0;
-                size_t used = strlen(masked);
-                snprintf(masked + used, masked_len - used, "%s%s", used ? "," : "", tok);
-            }
-        }
-    }
+
+    *cpu = *neon_cpu_raw();
+    mpce_cpu_mask(host, "MPCENGINE_NEON_DISABLE", names, sizeof(names) / sizeof(names[0]), cpu,
+                  masked, masked_len);
     /* The same dependency as the probe's. */
     if (!cpu->asimd)
         cpu->aes = cpu->pmull = cpu->sha3 = 0;
@@ -84,10 +67,11 @@ void neon_cpu_masked(const struct mpce_host *host, struct neon_cpu *cpu, char *m
 
 void neon_cpu_describe(const struct neon_cpu *f, const char *masked, char *buf, size_t len)
 {
-    snprintf(buf, len, "%s%s%s%s%s%s%s", f->asimd ? "ASIMD " : "", f->aes ? "AES " : "",
-             f->pmull ? "PMULL " : "", f->sha3 ? "SHA3 " : "", f->sve ? "SVE " : "",
-             masked[0] ? "masked:" : "", masked);
-    size_t n = strlen(buf);
-    while (n > 0 && buf[n - 1] == ' ')
-        buf[--n] = '\0';
+    static const struct mpce_cpu_flag labels[] = {
+        {"ASIMD", offsetof(struct neon_cpu, asimd)}, {"AES", offsetof(struct neon_cpu, aes)},
+        {"PMULL", offsetof(struct neon_cpu, pmull)}, {"SHA3", offsetof(struct neon_cpu, sha3)},
+        {"SVE", offsetof(struct neon_cpu, sve)},
+    };
+
+    mpce_cpu_describe(labels, sizeof(labels) / sizeof(labels[0]), f, masked, buf, len);
 }

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "mpcengine/plugin.h"
+#include "plugins/common/cpu_module.h"
 
 /* CPU features this plugin reports, from getauxval(AT_HWCAP) and, in a
  * module state, after MPCENGINE_NEON_DISABLE has masked some off. Only
@@ -33,9 +34,7 @@ const struct neon_cpu *neon_cpu_raw(void);
  * environment rules, masks features off so the refusals can be tried on
  * any machine, or under qemu -cpu max, which has them all). */
 struct neon_module {
-    const struct mpce_host *host;
-    struct neon_cpu cpu;
-    char masked[128]; /* the features masked, comma-separated */
+    MPCE_CPU_MODULE_FIELDS(struct neon_cpu);
 };
 
 /* cpu = the raw features less those named by the host's

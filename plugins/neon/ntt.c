@@ -17,27 +17,23 @@
  */
 #include "config.h"
 
-#include <string.h>
-
 #include "plugins/common/ntt_harvey.h"
 #include "plugins/neon/neon.h"
 
 /* Butterflies per group: the interleave width. */
 #define NB 4u
 
+/* log2 of a power of two. */
 static unsigned log2_of(size_t v)
 {
-    unsigned r = 0;
-    while (((size_t)1 << r) < v)
-        r++;
-    return r;
+    return (unsigned)__builtin_ctzll((unsigned long long)v);
 }
 
 /* Forward (Cooley-Tukey) in place, canonical in and out. */
-static void forward_row(const struct mpce_harvey_tables *t, size_t n, unsigned logn,
-                        uint64_t *a)
+static void forward_row(const struct mpce_harvey_tables *t, size_t n, uint64_t *a)
 {
     const uint64_t q = t->q, q2 = 2 * q;
+    const unsigned logn = log2_of(n);
 
     if (n < 2 * NB) {
         mpce_harvey_forward_row(t, n, a);
@@ -76,8 +72,7 @@ static void forward_row(const struct mpce_harvey_tables *t, size_t n, unsigned l
 
 /* Inverse (Gentleman-Sande) in place, canonical in and out; n^-1 is
  * folded into the last stage as in the skeleton. */
-static void inverse_row(const struct mpce_harvey_tables *t, size_t n, unsigned logn,
-                        uint64_t *a)
+static void inverse_row(const struct mpce_harvey_tables *t, size_t n, uint64_t *a)
 {
     const uint64_t q = t->q, q2 = 2 * q;
 
@@ -134,49 +129,22 @@ static int ntt_new(void *module, size_t n, size_t l, const uint64_t *q, const ui
     return rc;
 }
 
-typedef void (*row_fn)(const struct mpce_harvey_tables *t, size_t n, unsigned logn,
-                       uint64_t *a);
-
-static int run_rows(const struct mpce_harvey_state *s, row_fn fn, const uint64_t *in,
-                    uint64_t *out, size_t batch)
-{
-    const size_t n = s->n;
-    for (size_t b = 0; b < batch; b++) {
-        for (size_t i = 0; i < s->l; i++) {
-            const size_t off = mpce_harvey_row_offset(s, b, i);
-            if (out + off != in + off)
-                memmove(out + off, in + off, n * sizeof(uint64_t));
-            fn(s->row[i], n, s->logn, out + off);
-        }
-    }
-    return 0;
-}
-
 static int ntt_forward(void *state, const struct mpce_call *call, const uint64_t *in,
                        uint64_t *out, size_t batch)
 {
-    return run_rows(state, forward_row, in, out, batch);
+    return mpce_harvey_run_rows(state, forward_row, in, out, batch);
 }
 
 static int ntt_inverse(void *state, const struct mpce_call *call, const uint64_t *in,
                        uint64_t *out, size_t batch)
 {
-    return run_rows(state, inverse_row, in, out, batch);
+    return mpce_harvey_run_rows(state, inverse_row, in, out, batch);
 }
 
-/* Pointwise products: the skeleton's Barrett row, whose words are already
- * independent (the compiler interleaves them without help). */
 static int ntt_mul(void *state, const struct mpce_call *call, const uint64_t *a,
                    const uint64_t *b, uint64_t *out, size_t batch)
 {
-    const struct mpce_harvey_state *s = state;
-    for (size_t bi = 0; bi < batch; bi++) {
-        for (size_t i = 0; i < s->l; i++) {
-            const size_t off = mpce_harvey_row_offset(s, bi, i);
-            mpce_harvey_mul_row(s->row[i], s->n, a + off, b + off, out + off);
-        }
-    }
-    return 0;
+    return mpce_harvey_mul_rows(state, a, b, out, batch);
 }
 
 const struct mpce_ntt_ops neon_ntt_ops = {

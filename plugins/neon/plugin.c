@@ -4,19 +4,11 @@
  * and the soft backend serves those primitives instead. */
 #include "config.h"
 
-#include <stdio.h>
-#include <stdlib.h>
-
+#include "plugins/common/cpu_module.h"
 #include "plugins/common/skeleton_knobs.h"
 #include "plugins/neon/neon.h"
 
-static int refuse(const struct neon_module *m, char *why, size_t len, const char *missing)
-{
-    char have[160];
-    neon_cpu_describe(&m->cpu, m->masked, have, sizeof(have));
-    snprintf(why, len, "this CPU lacks %s (has: %s)", missing, have[0] ? have : "none of them");
-    return 1;
-}
+MPCE_CPU_MODULE_GLUE(neon, "none of ASIMD/AES/PMULL/SHA3/SVE")
 
 /* The module needs only ASIMD (its NTT is scalar base-ISA code, and ASIMD
  * is mandatory on every AArch64 Linux system); the AES implementations ask
@@ -27,33 +19,7 @@ static int probe_plugin(const struct mpce_host *host, char *why, size_t len)
 {
     struct neon_module m = {.host = host};
     neon_cpu_masked(host, &m.cpu, m.masked, sizeof(m.masked));
-    return m.cpu.asimd ? 0 : refuse(&m, why, len, "ASIMD (Advanced SIMD)");
-}
-
-static int init(const struct mpce_host *host, void **module_state, char *why, size_t len)
-{
-    struct neon_module *m = calloc(1, sizeof(*m));
-    if (m == NULL) {
-        snprintf(why, len, "out of memory for the module state");
-        return MPCE_ERR_NOMEM;
-    }
-    m->host = host;
-    neon_cpu_masked(host, &m->cpu, m->masked, sizeof(m->masked));
-    *module_state = m;
-    return 0;
-}
-
-static void fini(void *module_state)
-{
-    free(module_state);
-}
-
-static void describe(void *module_state, char *buf, size_t len)
-{
-    const struct neon_module *m = module_state;
-    char have[160];
-    neon_cpu_describe(&m->cpu, m->masked, have, sizeof(have));
-    snprintf(buf, len, "CPU: %s", have[0] ? have : "none of ASIMD/AES/PMULL/SHA3/SVE");
+    return m.cpu.asimd ? 0 : neon_refuse(&m, why, len, "ASIMD (Advanced SIMD)");
 }
 
 /* PRG, LPN and DPF all run on AESE/AESMC. */
@@ -61,26 +27,13 @@ static int probe_aes(void *module_state, char *why, size_t len)
 {
     const struct neon_module *m = module_state;
     return m->cpu.aes ? 0
-                      : refuse(m, why, len,
-                               "the AES Crypto Extension (FEAT_AES); the soft backend serves "
-                               "instead");
+                      : neon_refuse(m, why, len,
+                                    "the AES Crypto Extension (FEAT_AES); the soft backend "
+                                    "serves instead");
 }
 
 #define IMPL(var, prim, nm, cls, prio, table, pr, nk, kl)                                  \
-    static const struct mpce_impl var = {                                                  \
-        .struct_size = sizeof(struct mpce_impl),                                           \
-        .primitive = prim,                                                                 \
-        .name = nm,                                                                        \
-        .impl_class = cls,                                                                 \
-        .priority = prio,                                                                  \
-        .flags = MPCE_IMPL_CONSTANT_TIME,                                                  \
-        .memory = MPCE_MEM_HOST,                                                           \
-        .ops = table,                                                                      \
-        .probe = pr,                                                                       \
-        .serves = NULL,                                                                    \
-        .n_knobs = nk,                                                                     \
-        .knobs = kl,                                                                       \
-    }
+    MPCE_CPU_IMPL(var, prim, nm, cls, prio, MPCE_IMPL_CONSTANT_TIME, table, pr, NULL, nk, kl)
 
 /* The CE AES is constant time (no table, no data-dependent timing on any
  * published core), as is the NTT (branch-free lazy reductions). The NTT is
@@ -98,23 +51,4 @@ IMPL(dpf_neon, MPCE_PRIM_DPF, "dpf-neon", MPCE_CLASS_SIMD, 300, &neon_dpf_ops, p
 
 static const struct mpce_impl *const impls[] = {&prg_neon, &ntt_neon, &lpn_neon, &dpf_neon};
 
-static const struct mpce_plugin plugin = {
-    .struct_size = sizeof(struct mpce_plugin),
-    .abi_major = MPCE_PLUGIN_ABI_MAJOR,
-    .abi_minor = MPCE_PLUGIN_ABI_MINOR,
-    .name = "neon",
-    .version = PACKAGE_VERSION,
-    .probe = probe_plugin,
-    .init = init,
-    .fini = fini,
-    .describe = describe,
-    .n_impls = sizeof(impls) / sizeof(impls[0]),
-    .impls = impls,
-};
-
-MPCE_API const struct mpce_plugin *mpce_plugin_entry_v2(void);
-
-const struct mpce_plugin *mpce_plugin_entry_v2(void)
-{
-    return &plugin;
-}
+MPCE_CPU_PLUGIN(neon, "neon", probe_plugin, impls)
