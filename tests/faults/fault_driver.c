@@ -808,13 +808,13 @@ int main(int argc, char **argv)
         printf("%s: status %d: %s\n", sc->name, r.status, r.msg);
         int ok = !sc->files_ok || sc->files_ok(why, sizeof(why));
         printf("%s: files %s%s\n", sc->name, ok ? "ok" : "bad: ", ok ? "" : why);
-        const int clean = live == 0 && fds_left <= 0 && objects_left <= 0;
-        if (clean)
+        const int none_left = live == 0 && fds_left <= 0 && objects_left <= 0;
+        if (none_left)
             printf("%s: leaks none\n", sc->name);
         else
             printf("%s: leaks %zu blocks, %d descriptors, %d shared objects\n", sc->name, live,
                    fds_left, objects_left);
-        return ok && clean ? 0 : 1;
+        return ok && none_left ? 0 : 1;
     }
     /* FAULT_ONLY=N: that one try, in this process (for a debugger). */
     const char *only = getenv("FAULT_ONLY");
