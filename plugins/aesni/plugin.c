@@ -7,7 +7,7 @@
 #include "plugins/common/cpu_module.h"
 #include "plugins/common/skeleton_knobs.h"
 
-MPCE_CPU_MODULE_GLUE(aesni, "none of AES-NI/AVX2/VAES/AVX-512")
+MPCE_CPU_MODULE_GLUE(aesni, "MPCENGINE_AESNI_DISABLE", "none of AES-NI/AVX2/VAES/AVX-512")
 
 /* The whole module needs AES-NI; asked before init, so it reads the mask
  * itself. */
@@ -15,33 +15,46 @@ static int probe_plugin(const struct mpce_host *host, char *why, size_t len)
 {
     struct aesni_module m = {.host = host};
     aesni_cpu_masked(host, &m.cpu, m.masked, sizeof(m.masked));
-    return m.cpu.aes ? 0 : aesni_refuse(&m, why, len, "AES-NI/SSE4.1");
+    return m.cpu.aes ? 0
+                     : aesni_refuse(&m, why, len, aesni_cpu_raw()->aes, "AES-NI/SSE4.1", NULL);
 }
 
 static int probe_vaes256(void *module_state, char *why, size_t len)
 {
     const struct aesni_module *m = module_state;
-    return aesni_cpu_vaes256(&m->cpu) ? 0 : aesni_refuse(m, why, len, "VAES with AVX2");
+    return aesni_cpu_vaes256(&m->cpu)
+               ? 0
+               : aesni_refuse(m, why, len, aesni_cpu_vaes256(aesni_cpu_raw()), "VAES with AVX2",
+                              NULL);
 }
 
 static int probe_vaes512(void *module_state, char *why, size_t len)
 {
     const struct aesni_module *m = module_state;
-    return aesni_cpu_vaes512(&m->cpu) ? 0 : aesni_refuse(m, why, len, "VAES with AVX-512F/BW");
+    return aesni_cpu_vaes512(&m->cpu)
+               ? 0
+               : aesni_refuse(m, why, len, aesni_cpu_vaes512(aesni_cpu_raw()),
+                              "VAES with AVX-512F/BW", NULL);
 }
 
 static int probe_avx512(void *module_state, char *why, size_t len)
 {
     const struct aesni_module *m = module_state;
+    const struct aesni_cpu *raw = aesni_cpu_raw();
     return (m->cpu.avx512f && m->cpu.avx512dq && m->cpu.avx512vl)
                ? 0
-               : aesni_refuse(m, why, len, "AVX-512F/DQ/VL");
+               : aesni_refuse(m, why, len, raw->avx512f && raw->avx512dq && raw->avx512vl,
+                              "AVX-512F/DQ/VL", NULL);
 }
 
 static int probe_ifma(void *module_state, char *why, size_t len)
 {
     const struct aesni_module *m = module_state;
-    return (m->cpu.avx512ifma && m->cpu.avx512vl) ? 0 : aesni_refuse(m, why, len, "AVX-512 IFMA/VL");
+    const struct aesni_cpu *raw = aesni_cpu_raw();
+    return (m->cpu.avx512ifma && m->cpu.avx512vl)
+               ? 0
+               : aesni_refuse(m, why, len, raw->avx512ifma && raw->avx512vl, "AVX-512 IFMA/VL",
+                              NULL);
 }
 
 /* Every NTT kernel of this module checks its input as it reads it

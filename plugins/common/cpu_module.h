@@ -82,18 +82,31 @@ static inline void mpce_cpu_describe(const struct mpce_cpu_flag *labels, size_t 
 
 /* The module glue of a CPU-feature module named `prefix`: struct
  * prefix##_module holds MPCE_CPU_MODULE_FIELDS, and prefix##_cpu_masked and
- * prefix##_cpu_describe fill and print its cpu. Defines
- * prefix##_refuse (a probe's refusal: what is missing, what the CPU has),
- * and the plugin's init, fini and describe. `none` is the listing when the
- * CPU has none of the features. */
-#define MPCE_CPU_MODULE_GLUE(prefix, none)                                                 \
+ * prefix##_cpu_describe fill and print its cpu; `var` names its mask
+ * variable. Defines prefix##_refuse (a probe's refusal) and the plugin's
+ * init, fini and describe. `none` is the listing when the CPU has none of
+ * the features.
+ *
+ * prefix##_refuse(m, why, len, present, missing, note): `present` says
+ * whether the CPU itself (before the mask) has what the probe asked for.
+ * If it does, the user masked it, and the refusal says so: "MISSING is
+ * masked by VAR (MASKED; has: ...)"; otherwise "this CPU lacks MISSING
+ * (has: ...)". `note` (NULL for none) follows either after "; ". */
+#define MPCE_CPU_MODULE_GLUE(prefix, var, none)                                            \
     static int prefix##_refuse(const struct prefix##_module *m, char *why, size_t len,     \
-                               const char *missing)                                        \
+                               int present, const char *missing, const char *note)         \
     {                                                                                      \
         char have[160];                                                                    \
-        prefix##_cpu_describe(&m->cpu, m->masked, have, sizeof(have));                     \
-        snprintf(why, len, "this CPU lacks %s (has: %s)", missing,                         \
-                 have[0] ? have : "none of them");                                         \
+        const char *sep = note ? "; " : "", *tail = note ? note : "";                      \
+        if (present && m->masked[0]) {                                                     \
+            prefix##_cpu_describe(&m->cpu, "", have, sizeof(have));                        \
+            snprintf(why, len, "%s is masked by %s (%s; has: %s)%s%s", missing, (var),     \
+                     m->masked, have[0] ? have : "none of them", sep, tail);               \
+        } else {                                                                           \
+            prefix##_cpu_describe(&m->cpu, m->masked, have, sizeof(have));                 \
+            snprintf(why, len, "this CPU lacks %s (has: %s)%s%s", missing,                 \
+                     have[0] ? have : "none of them", sep, tail);                          \
+        }                                                                                  \
         return 1;                                                                          \
     }                                                                                      \
     static int prefix##_init(const struct mpce_host *host, void **module_state, char *why, \

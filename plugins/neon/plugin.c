@@ -8,7 +8,7 @@
 #include "plugins/common/skeleton_knobs.h"
 #include "plugins/neon/neon.h"
 
-MPCE_CPU_MODULE_GLUE(neon, "none of ASIMD/AES/PMULL/SHA3/SVE")
+MPCE_CPU_MODULE_GLUE(neon, "MPCENGINE_NEON_DISABLE", "none of ASIMD/AES/PMULL/SHA3/SVE")
 
 /* The module needs only ASIMD (its NTT is scalar base-ISA code, and ASIMD
  * is mandatory on every AArch64 Linux system); the AES implementations ask
@@ -19,7 +19,9 @@ static int probe_plugin(const struct mpce_host *host, char *why, size_t len)
 {
     struct neon_module m = {.host = host};
     neon_cpu_masked(host, &m.cpu, m.masked, sizeof(m.masked));
-    return m.cpu.asimd ? 0 : neon_refuse(&m, why, len, "ASIMD (Advanced SIMD)");
+    return m.cpu.asimd ? 0
+                       : neon_refuse(&m, why, len, neon_cpu_raw()->asimd, "ASIMD (Advanced SIMD)",
+                                     NULL);
 }
 
 /* PRG, LPN and DPF all run on AESE/AESMC. */
@@ -27,9 +29,9 @@ static int probe_aes(void *module_state, char *why, size_t len)
 {
     const struct neon_module *m = module_state;
     return m->cpu.aes ? 0
-                      : neon_refuse(m, why, len,
-                                    "the AES Crypto Extension (FEAT_AES); the soft backend "
-                                    "serves instead");
+                      : neon_refuse(m, why, len, neon_cpu_raw()->aes,
+                                    "the AES Crypto Extension, FEAT_AES",
+                                    "the soft backend serves instead");
 }
 
 #define IMPL(var, prim, nm, cls, prio, table, pr, nk, kl)                                  \
