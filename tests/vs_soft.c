@@ -74,6 +74,21 @@ int vs_prg_compare(const struct vs_prg_case *c, const char *impl, size_t n, size
     return ok;
 }
 
+/* The guard byte after an output of len bytes: set before the call. */
+static void guard_set(uint8_t *out, size_t len)
+{
+    out[len] = VS_PATTERN;
+}
+
+/* Whether the call writing len bytes to out left the byte after them. */
+static int guard_kept(const uint8_t *out, size_t len, const char *impl, const char *op)
+{
+    if (out[len] == VS_PATTERN)
+        return 1;
+    fprintf(stderr, "  %s: %s wrote past its %zu-byte output\n", impl, op, len);
+    return 0;
+}
+
 /* ---- LPN ------------------------------------------------------------------ */
 
 int vs_lpn_compare(mpce_engine *e, const char *impl, unsigned logk, size_t n, uint64_t c0)
@@ -90,10 +105,12 @@ int vs_lpn_compare(mpce_engine *e, const char *impl, unsigned logk, size_t n, ui
     tu_splitmix_bytes(logk, table, 16 * k);
     tu_splitmix_bytes(n, a, 16 * n);
     memcpy(b, a, 16 * n);
+    guard_set(a, 16 * n);
     CU_ASSERT_FATAL(mpce_lpn_new(e, seed, logk, &ctx) == MPCE_OK);
     ok = mpce_lpn_fold(ctx, impl, c0, table, k, a, n, &ca) == MPCE_OK &&
          mpce_lpn_fold(ctx, "lpn-soft", c0, table, k, b, n, &cb) == MPCE_OK && ca == cb &&
          memcmp(a, b, 16 * n) == 0;
+    ok &= guard_kept(a, 16 * n, impl, "lpn.fold");
     if (!ok)
         fprintf(stderr, "  %s differs from lpn-soft: logk %u, n %zu: %s\n", impl, logk, n,
                 mpce_last_error());
@@ -163,26 +180,36 @@ int vs_dpf_compare(mpce_engine *e, const char *impl, unsigned bits, mpce_dpf_gro
         keys[j] = k[(j / 3) & 1];
     }
     for (int p = 0; p < 2 && ok; p++) {
+        guard_set(a, nk * osz);
         ok &= mpce_dpf_eval(ctx, impl, k[p], xs, nk, a) == MPCE_OK;
+        ok &= guard_kept(a, nk * osz, impl, "dpf.eval");
         ok &= mpce_dpf_eval(ctx, "dpf-soft", k[p], xs, nk, b) == MPCE_OK;
         ok &= memcmp(a, b, nk * osz) == 0;
         /* Fewer points than a backend interleaves walk another path. */
         for (size_t few = 1; few <= shape->few_max && ok; few += shape->few_step) {
+            guard_set(a, few * osz);
             ok &= mpce_dpf_eval(ctx, impl, k[p], xs, few, a) == MPCE_OK;
+            ok &= guard_kept(a, few * osz, impl, "dpf.eval");
             ok &= mpce_dpf_eval(ctx, "dpf-soft", k[p], xs, few, b) == MPCE_OK;
             ok &= memcmp(a, b, few * osz) == 0;
+            guard_set(a, few * osz);
             ok &= mpce_dpf_eval_keys(ctx, impl, keys, xs, few, a) == MPCE_OK;
+            ok &= guard_kept(a, few * osz, impl, "dpf.eval_keys");
             ok &= mpce_dpf_eval_keys(ctx, "dpf-soft", keys, xs, few, b) == MPCE_OK;
             ok &= memcmp(a, b, few * osz) == 0;
         }
         if (nall) {
+            guard_set(a, nall * osz);
             ok &= mpce_dpf_evalall(ctx, impl, k[p], a, nall * osz) == MPCE_OK;
+            ok &= guard_kept(a, nall * osz, impl, "dpf.evalall");
             ok &= mpce_dpf_evalall(ctx, "dpf-soft", k[p], b, nall * osz) == MPCE_OK;
             ok &= memcmp(a, b, nall * osz) == 0;
         }
     }
     if (ok) {
+        guard_set(a, nk * osz);
         ok &= mpce_dpf_eval_keys(ctx, impl, keys, xs, nk, a) == MPCE_OK;
+        ok &= guard_kept(a, nk * osz, impl, "dpf.eval_keys");
         ok &= mpce_dpf_eval_keys(ctx, "dpf-soft", keys, xs, nk, b) == MPCE_OK;
         ok &= memcmp(a, b, nk * osz) == 0;
     }
