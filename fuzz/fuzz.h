@@ -53,7 +53,9 @@ mpce_engine *fuzz_engine(int with_plugins);
 
 /* The implementations of prim whose self-test passed, the built-in soft
  * plugin's first (the reference); up to max names, valid while the engine
- * lives. Aborts when there is none. */
+ * lives. Aborts when there is none, when any implementation of prim (or any
+ * module's vet) failed, and, in a build with the aesni module on a CPU that
+ * runs it, when no aesni implementation of prim is among them. */
 size_t fuzz_impls(mpce_engine *engine, mpce_primitive prim, const char **names, size_t max);
 
 /* Reading an input as a stream of fields: each take returns 0 past the end. */

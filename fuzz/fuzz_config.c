@@ -5,7 +5,11 @@
  * as engine.conf (mpce_config_read_file), the others the *.conf files of a
  * drop-in directory read after it (mpce_config_read_dir), so that the
  * layering, not only one file, is exercised. iniparser 4.1 reads only from
- * a path, hence the files in this process's temporary directory.
+ * a path, hence the files in this process's temporary directory. What
+ * follows a FUZZ_FORCE_SEP line is a value of MPCENGINE_FORCE: applied over
+ * the layers (mpce_config_parse_force), and, where the environment applies
+ * (not root or setuid), set in the environment for a full
+ * mpce_config_load over the first layer, and unset after.
  */
 #include "config.h"
 
@@ -25,11 +29,55 @@
 #include "fuzz/fuzz.h"
 
 #define FUZZ_CONFIG_SEP "\n--8<--\n"
+#define FUZZ_FORCE_SEP "\n--force--\n"
 #define MAX_LAYERS 8
 
 static const char *const pin_ops[] = {"prg.ecb", "prg.mmo", "prg.ctr", "ntt.forward",
                                       "ntt.inverse", "ntt.mul", "lpn.fold", "dpf.gen",
                                       "dpf.eval", "dpf.evalall", "dpf.eval_keys"};
+
+/* The first occurrence of sep in [data, end), or NULL; by hand, not
+ * memmem/memcmp (libFuzzer hooks memcmp at every byte). */
+static const uint8_t *find_sep(const uint8_t *data, const uint8_t *end, const char *sep)
+{
+    const size_t seplen = strlen(sep);
+    for (const uint8_t *q = data; q + seplen <= end; q++) {
+        size_t k = 0;
+        while (k < seplen && q[k] == (uint8_t)sep[k])
+            k++;
+        if (k == seplen)
+            return q;
+    }
+    return NULL;
+}
+
+/* Every refusal says what is wrong; what is accepted is well formed. */
+static void check_config(const struct mpce_config *cfg, mpce_status st, const char *what)
+{
+    if (st != MPCE_OK) {
+        const char *why = mpce_last_error();
+        FUZZ_CHECK(why != NULL && why[0] != '\0', "%s: status %d without a message", what,
+                   (int)st);
+        return;
+    }
+    FUZZ_CHECK(cfg->threads <= MPCE_CONFIG_MAX_THREADS, "%s: threads = %u", what, cfg->threads);
+    for (size_t i = 0; i < cfg->n_plugin_dirs; i++)
+        FUZZ_CHECK(cfg->plugin_dirs[i][0] == '/', "%s: relative plugin dir '%s'", what,
+                   cfg->plugin_dirs[i]);
+    for (size_t i = 0; i < cfg->n_settings; i++)
+        FUZZ_CHECK(cfg->settings[i].source != NULL && cfg->settings[i].key != NULL,
+                   "%s: setting %zu without key or source", what, i);
+    for (size_t i = 0; i < sizeof(pin_ops) / sizeof(pin_ops[0]); i++)
+        for (unsigned sc = 0; sc < 4; sc++) {
+            const struct mpce_pin *pin = mpce_config_pin(cfg, pin_ops[i], sc);
+            FUZZ_CHECK(pin == NULL || (pin->name != NULL && pin->source != NULL),
+                       "%s: pin for %s without a name or source", what, pin_ops[i]);
+        }
+    const struct mpce_plugin_setting *soft = mpce_config_plugin(cfg, MPCE_BUILTIN_PLUGIN);
+    (void)soft;
+    (void)mpce_tune_mode_name(cfg->tune.mode);
+}
+
 
 static char *dropin_dir(void)
 {
@@ -60,6 +108,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     const uint8_t *p = data, *end = data + size;
     const size_t seplen = strlen(FUZZ_CONFIG_SEP);
+    char *force = NULL;
+    const uint8_t *fcut = find_sep(data, end, FUZZ_FORCE_SEP);
+    if (fcut) {
+        const uint8_t *v = fcut + strlen(FUZZ_FORCE_SEP);
+        force = fuzz_strndup(v, (size_t)(end - v));
+        end = fcut;
+    }
     char *main_path = NULL;
     unsigned layers = 0;
     while (layers <= MAX_LAYERS) {
@@ -103,28 +158,30 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                    "iniparser refused without a message");
         if (d)
             iniparser_freedict(d);
-        /* Every refusal says what is wrong. */
-        const char *why = mpce_last_error();
-        FUZZ_CHECK(why != NULL && why[0] != '\0', "status %d without a message", (int)st);
-    } else {
-        FUZZ_CHECK(cfg.threads <= MPCE_CONFIG_MAX_THREADS, "threads = %u", cfg.threads);
-        for (size_t i = 0; i < cfg.n_plugin_dirs; i++)
-            FUZZ_CHECK(cfg.plugin_dirs[i][0] == '/', "relative plugin dir '%s'",
-                       cfg.plugin_dirs[i]);
-        for (size_t i = 0; i < cfg.n_settings; i++)
-            FUZZ_CHECK(cfg.settings[i].source != NULL && cfg.settings[i].key != NULL,
-                       "setting %zu without key or source", i);
-        for (size_t i = 0; i < sizeof(pin_ops) / sizeof(pin_ops[0]); i++)
-            for (unsigned sc = 0; sc < 4; sc++) {
-                const struct mpce_pin *pin = mpce_config_pin(&cfg, pin_ops[i], sc);
-                FUZZ_CHECK(pin == NULL || (pin->name != NULL && pin->source != NULL),
-                           "pin for %s without a name or source", pin_ops[i]);
-            }
-        const struct mpce_plugin_setting *soft = mpce_config_plugin(&cfg, MPCE_BUILTIN_PLUGIN);
-        (void)soft;
-        (void)mpce_tune_mode_name(cfg.tune.mode);
     }
+    if (st == MPCE_OK && force) {
+        fuzz_clear_error();
+        st = mpce_config_parse_force(&cfg, force);
+    }
+    check_config(&cfg, st, force ? "layers and MPCENGINE_FORCE" : "layers");
     mpce_config_free(&cfg);
+
+    /* The variable through the environment, as an engine opening reads it:
+     * over the first layer alone, no system or user files. */
+    if (force && !mpce_config_privileged()) {
+        FUZZ_CHECK(setenv("MPCENGINE_FORCE", force, 1) == 0, "setenv");
+        mpce_options opts = {
+            .struct_size = sizeof(opts),
+            .config_path = main_path,
+            .flags = MPCE_OPT_NO_USER_CONFIG | MPCE_OPT_NO_SYSTEM_CONFIG | MPCE_OPT_NO_TUNE,
+        };
+        fuzz_clear_error();
+        st = mpce_config_load(&cfg, &opts, NULL);
+        unsetenv("MPCENGINE_FORCE");
+        check_config(&cfg, st, "mpce_config_load with MPCENGINE_FORCE");
+        mpce_config_free(&cfg); /* a no-op on what a failed load freed */
+    }
+    free(force);
     free(main_path);
     return 0;
 }

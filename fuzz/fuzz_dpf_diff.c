@@ -2,8 +2,10 @@
 /*
  * Differential: DPF gen, eval, eval_batch and evalall through every
  * implementation this CPU can run, each compared byte for byte with soft's
- * (gen from the same root seeds must give the same keys). Soft against the
- * definition: the two parties' outputs combine (XOR for bytes, sum mod 2^64
+ * (gen from the same root seeds must give the same keys). Soft's keys and
+ * point evaluations byte for byte against the test suite's independent
+ * reference on OpenSSL's AES (tests/ref_dpf.h), with the default PRG keys
+ * (SPEC.md section 4) the context is made with. Soft against the definition: the two parties' outputs combine (XOR for bytes, sum mod 2^64
  * for u64) to beta at alpha and to 0 elsewhere. Point counts 0, 1, 3
  * favoured; output buffers unaligned.
  *
@@ -16,11 +18,18 @@
 #include <string.h>
 
 #include "fuzz/fuzz.h"
+#include "tests/ref_dpf.h"
 
 #define MAX_IMPLS 16
 #define MAX_POINTS 40
 #define MAX_EVALALL_BITS 10
 #define TBIT_BYTE 12
+
+/* The default PRG keys (SPEC.md section 4; tests/test_dpf.c checks them). */
+static const uint8_t default_kl[16] = {0xe2, 0x21, 0x56, 0xd9, 0x76, 0xd3, 0x6a, 0xf2,
+                                       0x1e, 0x4c, 0x6b, 0x2d, 0xf3, 0x9c, 0x7d, 0xda};
+static const uint8_t default_kr[16] = {0x20, 0xc1, 0x98, 0x16, 0x71, 0xb4, 0x1b, 0x98,
+                                       0x81, 0x4f, 0x3a, 0xd5, 0xaf, 0x07, 0x12, 0x63};
 
 static void combine(mpce_dpf_group group, const uint8_t *a, const uint8_t *b, uint8_t *out)
 {
@@ -148,6 +157,34 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                            "%s evalall (n = %u): differs from soft", impl, bits);
             fuzz_free_misaligned(all);
         }
+    }
+
+    /* soft against the reference: the keys, byte for byte, and eval. */
+    {
+        struct ref_prg prg;
+        struct ref_key rk[2];
+        uint8_t ser[REF_MAX_KEY], y[16];
+        FUZZ_CHECK(ref_prg_init(&prg, default_kl, default_kr) == 0, "ref_prg_init failed");
+        ref_gen(&prg, default_kl, default_kr, bits, (unsigned)group, alpha, beta, seed0, seed1,
+                rk);
+        for (unsigned b = 0; b < 2; b++) {
+            size_t rlen = ref_serialize(&rk[b], ser);
+            const uint8_t *got = b ? k1ref : k0ref;
+            FUZZ_CHECK(rlen == ksz, "reference key size %zu, engine's %zu", rlen, ksz);
+            size_t at = 0;
+            while (at < ksz && got[at] == ser[at])
+                at++;
+            FUZZ_CHECK(at == ksz, "%s gen (n = %u, group %u, alpha = %#llx): key %u differs "
+                       "from the reference at byte %zu", impls[0], bits, (unsigned)group,
+                       (unsigned long long)alpha, b, at);
+            for (size_t j = 0; j < npts; j++) {
+                ref_eval(&prg, &rk[b], pts[j], y);
+                FUZZ_CHECK(memcmp((b ? want1 : want0) + j * osz, y, osz) == 0,
+                           "%s eval (n = %u, x = %#llx, party %u): differs from the reference",
+                           impls[0], bits, (unsigned long long)pts[j], b);
+            }
+        }
+        ref_prg_free(&prg);
     }
 
     /* soft against the definition. */

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Differential: the LPN fold through every implementation this CPU can run,
- * each compared byte for byte with soft's. Soft against what the fold must
- * be whatever its indices (SPEC.md section 3): out ^= (a sum of table
+ * each compared byte for byte with soft's, and soft's byte for byte with the
+ * test suite's independent reference on OpenSSL's AES (tests/ref_lpn.h), so
+ * that a soft fold that does nothing, or the wrong thing, cannot pass. Soft
+ * also against what the fold must be whatever its indices (SPEC.md section
+ * 3): out ^= (a sum of table
  * blocks), so folding into a non-zero out is out XOR the fold into zeros,
  * folding table A XOR table B is the fold of A XOR the fold of B, and the
  * stream blocks consumed are 5*L4/2 + 3*(n mod 4) with L4 = n - n mod 4.
@@ -18,6 +21,7 @@
 #include <string.h>
 
 #include "fuzz/fuzz.h"
+#include "tests/ref_lpn.h"
 
 #define MAX_IMPLS 16
 #define MAX_LOGK 12
@@ -55,8 +59,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint8_t *table = fuzz_alloc_misaligned(tlen, mis);
     uint8_t *table2 = fuzz_alloc_misaligned(tlen, mis + 1);
     uint8_t *init = malloc(olen + 1), *want = malloc(olen + 1), *zero_a = malloc(olen + 1),
-            *zero_b = malloc(olen + 1), *zero_ab = malloc(olen + 1);
-    FUZZ_CHECK(init && want && zero_a && zero_b && zero_ab, "out of memory");
+            *zero_b = malloc(olen + 1), *zero_ab = malloc(olen + 1), *ref = malloc(olen + 1);
+    FUZZ_CHECK(init && want && zero_a && zero_b && zero_ab && ref, "out of memory");
     fill(table, tlen, &state);
     fill(table2, tlen, &state);
     fill(init, olen, &state);
@@ -84,6 +88,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fuzz_free_misaligned(out);
     }
 
+    /* soft: the reference's fold, byte for byte. */
+    memcpy(ref, init, olen);
+    FUZZ_CHECK(ref_fold(seed, logk, c0, table, ref, n) == 0, "the reference fold failed");
+    for (size_t i = 0; i < olen; i++)
+        FUZZ_CHECK(want[i] == ref[i], "%s: n = %zu, logk = %u, c0 = %llu: differs from the "
+                   "reference at byte %zu (output %zu)", impls[0], n, logk,
+                   (unsigned long long)c0, i, i / 16);
+
     /* soft: linear in out and in the table. */
     memset(zero_a, 0, olen);
     memset(zero_b, 0, olen);
@@ -109,6 +121,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     free(zero_a);
     free(zero_b);
     free(zero_ab);
+    free(ref);
     fuzz_free_misaligned(table);
     fuzz_free_misaligned(table2);
     return 0;

@@ -156,6 +156,25 @@ mpce_engine *fuzz_engine(int with_plugins)
     return engines[i];
 }
 
+/* Whether this CPU runs one of the aesni module's implementations of prim
+ * (plugins/aesni/plugin.c's probes): AES-NI for every primitive, and for
+ * the NTT also AVX-512F/DQ/VL, which its slowest NTT kernel needs. */
+static int aesni_expected(mpce_primitive prim)
+{
+#if defined(FUZZ_AESNI_BUILT) && (defined(__x86_64__) || defined(__i386__))
+    __builtin_cpu_init();
+    if (!__builtin_cpu_supports("aes"))
+        return 0;
+    if (prim == MPCE_PRIM_NTT)
+        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+               __builtin_cpu_supports("avx512vl");
+    return 1;
+#else
+    (void)prim;
+    return 0;
+#endif
+}
+
 size_t fuzz_impls(mpce_engine *engine, mpce_primitive prim, const char **names, size_t max)
 {
     const mpce_impl_info *rows;
@@ -165,19 +184,47 @@ size_t fuzz_impls(mpce_engine *engine, mpce_primitive prim, const char **names, 
         abort();
     }
     const char *want = mpce_primitive_name(prim);
+    /* A failed self-test is a finding, not an implementation to leave out:
+     * dropping it would compare soft with soft and pass. So is a module
+     * that crashed or hung in its vet (a row without an implementation).
+     * What this CPU cannot run ("skipped") is left out. */
+    for (size_t i = 0; i < count; i++) {
+        int ours = strcmp(rows[i].primitive, want) == 0 || rows[i].impl[0] == '\0';
+        if (ours && strcmp(rows[i].selftest, "fail") == 0) {
+            fprintf(stderr, "fuzz: %s %s (%s) failed its self-test: %s\n", want,
+                    rows[i].impl[0] ? rows[i].impl : "module", rows[i].path, rows[i].reason);
+            abort();
+        }
+    }
     /* The built-in plugin's first, the reference; then everything else. */
+    size_t aesni = 0;
     for (int soft = 1; soft >= 0; soft--)
         for (size_t i = 0; i < count && found < max; i++)
             if (strcmp(rows[i].primitive, want) == 0 &&
                 strcmp(rows[i].selftest, "pass") == 0 &&
-                (strcmp(rows[i].plugin, "soft") == 0) == soft)
+                (strcmp(rows[i].plugin, "soft") == 0) == soft) {
                 names[found++] = rows[i].impl;
+                aesni += strcmp(rows[i].plugin, "aesni") == 0;
+            }
     /* FUZZ_VERBOSE=1: say what is compared, to check a run covers them. */
     if (getenv("FUZZ_VERBOSE"))
         for (size_t i = 0; i < found; i++)
             fprintf(stderr, "fuzz: %s implementation %zu: %s\n", want, i, names[i]);
     if (found == 0 || strcmp(names[0], "") == 0) {
         fprintf(stderr, "fuzz: no implementation of %s passed its self-test\n", want);
+        abort();
+    }
+    /* With the aesni module built and a CPU that runs it, a comparison
+     * without it would pass on soft alone: the module must have loaded and
+     * given at least one passing implementation of prim. */
+    if (aesni_expected(prim) && aesni == 0) {
+        fprintf(stderr, "fuzz: this build has the aesni module (%s) and this CPU runs it, "
+                "but no aesni implementation of %s is in the comparison:\n",
+                TEST_PLUGIN_PATH, want);
+        for (size_t i = 0; i < count; i++)
+            if (strcmp(rows[i].primitive, want) == 0 || rows[i].impl[0] == '\0')
+                fprintf(stderr, "  %s %s %s: %s %s\n", rows[i].plugin, rows[i].impl,
+                        rows[i].selftest, rows[i].path, rows[i].reason);
         abort();
     }
     return found;

@@ -15,6 +15,7 @@
 #include <openssl/evp.h>
 
 #include "engine/verify/kat.h"
+#include "ref_dpf.h"
 #include "testutil.h"
 
 #define MAX_IMPLS 16
@@ -621,180 +622,7 @@ static void test_evalall_args(void)
 
 /* ---- (6) independent reference ------------------------------------------------ */
 
-/*
- * SPEC.md section 4 written out again, level by level, with OpenSSL's AES one
- * block at a time and the v1 layout built byte by byte. It shares no code
- * with the engine, so agreement on random parameters shows every
- * implementation bit-exact with the spec beyond the fixed vectors.
- */
-
-#define REF_MAX_KEY (72 + 16 * 64 + 8)
-
-struct ref_prg {
-    EVP_CIPHER_CTX *aes[2]; /* kL, kR */
-};
-
-struct ref_key {
-    unsigned n, group, party;
-    uint8_t kl[16], kr[16], seed[16];
-    uint8_t cw_s[64][16]; /* tLCW in the t-bit */
-    uint8_t cw_tr[64];
-    uint8_t cw_out[16];
-};
-
-static void ref_prg_init(struct ref_prg *p, const uint8_t kl[16], const uint8_t kr[16])
-{
-    const uint8_t *keys[2] = {kl, kr};
-    for (int c = 0; c < 2; c++) {
-        p->aes[c] = EVP_CIPHER_CTX_new();
-        CU_ASSERT_FATAL(p->aes[c] != NULL);
-        CU_ASSERT_FATAL(EVP_EncryptInit_ex(p->aes[c], EVP_aes_128_ecb(), NULL, keys[c], NULL) ==
-                        1);
-        EVP_CIPHER_CTX_set_padding(p->aes[c], 0);
-    }
-}
-
-static void ref_prg_free(struct ref_prg *p)
-{
-    EVP_CIPHER_CTX_free(p->aes[0]);
-    EVP_CIPHER_CTX_free(p->aes[1]);
-}
-
-static void ref_put64(uint8_t *p, uint64_t v)
-{
-    for (unsigned i = 0; i < 8; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-/* G(s) = (AES_kL(s) ^ s, AES_kR(s) ^ s); the t-bits are taken, then cleared. */
-static void ref_expand(const struct ref_prg *p, const uint8_t s[16], uint8_t child[2][16],
-                       unsigned t[2])
-{
-    for (int c = 0; c < 2; c++) {
-        int len = 0;
-        if (EVP_EncryptUpdate(p->aes[c], child[c], &len, s, 16) != 1 || len != 16)
-            CU_FAIL_FATAL("EVP_EncryptUpdate");
-        for (int i = 0; i < 16; i++)
-            child[c][i] ^= s[i];
-        t[c] = child[c][12] & 1u;
-        child[c][12] &= 0xfe;
-    }
-}
-
-static unsigned ref_bit(uint64_t x, unsigned n, unsigned level)
-{
-    return (unsigned)(x >> (n - 1 - level)) & 1u;
-}
-
-/* SPEC.md's Gen pseudo-code, line by line. */
-static void ref_gen(const struct ref_prg *p, const uint8_t kl[16], const uint8_t kr[16],
-                    unsigned n, unsigned group, uint64_t alpha, const uint8_t beta_in[16],
-                    const uint8_t seed0[16], const uint8_t seed1[16], struct ref_key k[2])
-{
-    uint8_t s[2][16], beta[16];
-    unsigned t[2] = {0, 1};
-
-    memcpy(s[0], seed0, 16);
-    memcpy(s[1], seed1, 16);
-    s[0][12] &= 0xfe;
-    s[1][12] &= 0xfe;
-    for (unsigned b = 0; b < 2; b++) {
-        memset(&k[b], 0, sizeof(k[b]));
-        k[b].n = n;
-        k[b].group = group;
-        k[b].party = b;
-        memcpy(k[b].kl, kl, 16);
-        memcpy(k[b].kr, kr, 16);
-        memcpy(k[b].seed, s[b], 16);
-    }
-    for (unsigned i = 0; i < n; i++) {
-        uint8_t ch[2][2][16], scw[16];
-        unsigned tc[2][2], tcw[2];
-        ref_expand(p, s[0], ch[0], tc[0]);
-        ref_expand(p, s[1], ch[1], tc[1]);
-        const unsigned a = ref_bit(alpha, n, i), keep = a, lose = 1 - a;
-        for (int j = 0; j < 16; j++)
-            scw[j] = ch[0][lose][j] ^ ch[1][lose][j];
-        tcw[0] = tc[0][0] ^ tc[1][0] ^ a ^ 1;
-        tcw[1] = tc[0][1] ^ tc[1][1] ^ a;
-        for (unsigned b = 0; b < 2; b++) {
-            for (int j = 0; j < 16; j++)
-                s[b][j] = ch[b][keep][j] ^ (t[b] ? scw[j] : 0);
-            t[b] = tc[b][keep] ^ (t[b] & tcw[keep]);
-        }
-        for (unsigned b = 0; b < 2; b++) {
-            memcpy(k[b].cw_s[i], scw, 16);
-            k[b].cw_s[i][12] |= (uint8_t)tcw[0];
-            k[b].cw_tr[i] = (uint8_t)tcw[1];
-        }
-    }
-    memcpy(beta, beta_in, 16);
-    uint8_t out[16] = {0};
-    if (group == MPCE_DPF_BYTES) {
-        beta[12] &= 0xfe;
-        for (int j = 0; j < 16; j++)
-            out[j] = beta[j] ^ s[0][j] ^ s[1][j]; /* -CW = CW */
-    } else {
-        uint64_t v = le64(beta) - le64(s[0]) + le64(s[1]);
-        ref_put64(out, t[1] ? (uint64_t)0 - v : v);
-    }
-    memcpy(k[0].cw_out, out, 16);
-    memcpy(k[1].cw_out, out, 16);
-}
-
-/* Eval at one point: output_size bytes into y. */
-static void ref_eval(const struct ref_prg *p, const struct ref_key *k, uint64_t x, uint8_t *y)
-{
-    uint8_t s[16];
-    unsigned t = k->party;
-
-    memcpy(s, k->seed, 16);
-    for (unsigned i = 0; i < k->n; i++) {
-        uint8_t ch[2][16];
-        unsigned tc[2];
-        ref_expand(p, s, ch, tc);
-        if (t) {
-            for (int c = 0; c < 2; c++)
-                for (int j = 0; j < 16; j++)
-                    ch[c][j] ^= j == 12 ? (uint8_t)(k->cw_s[i][j] & 0xfe) : k->cw_s[i][j];
-            tc[0] ^= k->cw_s[i][12] & 1u;
-            tc[1] ^= k->cw_tr[i];
-        }
-        const unsigned bit = ref_bit(x, k->n, i);
-        memcpy(s, ch[bit], 16);
-        t = tc[bit];
-    }
-    if (k->group == MPCE_DPF_BYTES) {
-        for (int j = 0; j < 16; j++)
-            y[j] = s[j] ^ (t ? k->cw_out[j] : 0);
-    } else {
-        uint64_t v = le64(s) + (t ? le64(k->cw_out) : 0);
-        ref_put64(y, k->party ? (uint64_t)0 - v : v);
-    }
-}
-
-/* Format v1, field by field; returns the length. */
-static size_t ref_serialize(const struct ref_key *k, uint8_t *buf)
-{
-    size_t off = 0;
-    memset(buf, 0, REF_MAX_KEY);
-    memcpy(buf, "MDPF", 4);
-    buf[4] = 1;
-    buf[5] = (uint8_t)k->n;
-    buf[6] = (uint8_t)k->group;
-    buf[7] = (uint8_t)k->party;
-    memcpy(buf + 8, k->kl, 16);
-    memcpy(buf + 24, k->kr, 16);
-    memcpy(buf + 40, k->seed, 16);
-    off = 56;
-    for (unsigned i = 0; i < k->n; i++, off += 16)
-        memcpy(buf + off, k->cw_s[i], 16);
-    for (unsigned i = 0; i < k->n; i++)
-        buf[off + i / 8] |= (uint8_t)(k->cw_tr[i] << (i % 8));
-    off += (k->n + 7) / 8;
-    memcpy(buf + off, k->cw_out, 16);
-    return off + 16;
-}
+/* The reference (ref_prg, ref_gen, ref_eval, ref_serialize): tests/ref_dpf.h. */
 
 /* The reference reproduces the published vectors, so it is anchored to the
  * spec and not merely to itself. */
@@ -832,7 +660,7 @@ static void test_reference_vectors(void)
         uint8_t *y = malloc(nx * osz + 1);
         int ok = 1;
         CU_ASSERT_FATAL(y != NULL);
-        ref_prg_init(&prg, kl, kr);
+        CU_ASSERT_FATAL(ref_prg_init(&prg, kl, kr) == 0);
         ref_gen(&prg, kl, kr, (unsigned)bits, g, alpha, beta, s0, s1, k);
         for (unsigned i = 0; i < bits; i++)
             memcpy(cw_s + 16 * i, k[0].cw_s[i], 16);
@@ -949,7 +777,7 @@ static void ref_case(const char *impl, unsigned n, unsigned group, uint64_t *st)
     int ok = 1;
 
     ref_draw(&r, n, group, st);
-    ref_prg_init(&prg, r.kl, r.kr);
+    CU_ASSERT_FATAL(ref_prg_init(&prg, r.kl, r.kr) == 0);
     CU_ASSERT_FATAL(mpce_dpf_new(tu_engine(0), n, (mpce_dpf_group)group, r.kl, r.kr, &ctx) ==
                     MPCE_OK);
     ok &= ref_gen_both(ctx, impl, &prg, n, group, &r, r.kl, r.kr, rk, ek);

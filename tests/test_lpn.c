@@ -13,6 +13,7 @@
 #include <openssl/evp.h>
 
 #include "engine/verify/kat.h"
+#include "ref_lpn.h"
 #include "testutil.h"
 
 #define MAX_IMPLS 16
@@ -37,54 +38,7 @@ static void sha256(const uint8_t *p, size_t len, uint8_t md[32])
     CU_ASSERT_FATAL(EVP_Digest(p, len, md, &mdlen, EVP_sha256(), NULL) == 1);
 }
 
-/* ---- the independent reference (SPEC.md section 3, output by output) ---- */
-
-static void ref_ctr(const uint8_t key[16], uint64_t c0, uint8_t *out, size_t n)
-{
-    EVP_CIPHER_CTX *c;
-    int len = 0;
-
-    for (size_t i = 0; i < n; i++) {
-        uint64_t ctr = c0 + (uint64_t)i;
-        memset(out + 16 * i, 0, 16);
-        for (unsigned b = 0; b < 8; b++)
-            out[16 * i + b] = (uint8_t)(ctr >> (8 * b));
-    }
-    if (n == 0)
-        return;
-    c = EVP_CIPHER_CTX_new();
-    CU_ASSERT_FATAL(c != NULL);
-    CU_ASSERT_FATAL(EVP_EncryptInit_ex(c, EVP_aes_128_ecb(), NULL, key, NULL) == 1);
-    EVP_CIPHER_CTX_set_padding(c, 0);
-    CU_ASSERT_FATAL(EVP_EncryptUpdate(c, out, &len, out, (int)(16 * n)) == 1);
-    EVP_CIPHER_CTX_free(c);
-}
-
-static uint32_t word_at(const uint8_t *stream, uint64_t w)
-{
-    const uint8_t *p = stream + 4 * w;
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static void ref_fold(const uint8_t seed[16], unsigned logk, uint64_t c0, const uint8_t *table,
-                     uint8_t *out, size_t n)
-{
-    size_t l4 = n - n % 4;
-    size_t blocks = 5 * (l4 / 2) + 3 * (n % 4);
-    uint8_t *stream = malloc(16 * blocks + 16);
-
-    CU_ASSERT_FATAL(stream != NULL);
-    ref_ctr(seed, c0, stream, blocks);
-    for (size_t o = 0; o < n; o++) {
-        for (unsigned r = 0; r < 10; r++) {
-            uint64_t w = o < l4 ? 10 * (uint64_t)o + r : 4 * (5 * (l4 / 2) + 3 * (o - l4)) + r;
-            uint32_t idx = word_at(stream, w) & (uint32_t)((1u << logk) - 1);
-            for (unsigned b = 0; b < 16; b++)
-                out[16 * o + b] ^= table[16 * (size_t)idx + b];
-        }
-    }
-    free(stream);
-}
+/* The independent reference, ref_fold: tests/ref_lpn.h. */
 
 /* ---- (1) known answers ---------------------------------------------------- */
 
@@ -207,7 +161,7 @@ static void test_diff(void)
                 tu_splitmix_bytes(3000 + 10 * a + b, want, 16 * n);
                 memcpy(out, want, 16 * n);
                 memset(out + 16 * n, PATTERN, 16);
-                ref_fold(seed, logk, c0s[b], table, want, n);
+                CU_ASSERT_FATAL(ref_fold(seed, logk, c0s[b], table, want, n) == 0);
                 CU_ASSERT_FATAL(mpce_lpn_new(tu_engine(0), seed, logk, &ctx) == MPCE_OK);
                 CU_ASSERT_EQUAL(mpce_lpn_fold(ctx, names[i], c0s[b], table, k, out, n,
                                               &consumed),
@@ -271,7 +225,7 @@ static void test_knob_paths(void)
             uint8_t *in = malloc(16 * n);
             CU_ASSERT_FATAL(in != NULL);
             memcpy(in, want, 16 * n);
-            ref_fold(seed, logks[l], c0, table, want, n);
+            CU_ASSERT_FATAL(ref_fold(seed, logks[l], c0, table, want, n) == 0);
             for (size_t i = 0; i < nimpl; i++) {
                 const int knobbed = has_lpn_knobs(names[i]);
                 for (size_t v = 0; v < (knobbed ? sizeof(knobs) / sizeof(knobs[0]) : 1); v++) {

@@ -136,6 +136,12 @@ mpce_status mpce_config_load(struct mpce_config *cfg, const mpce_options *opts,
 
 void mpce_config_free(struct mpce_config *cfg);
 
+/* Apply MPCENGINE_FORCE's value (KEY:IMPLEMENTATION[:KNOB=VALUE...][,...])
+ * over cfg as mpce_config_load does when the environment applies; a
+ * malformed entry fails with MPCE_ERR_CONFIG. Here for fuzz/fuzz_config.c,
+ * whose process may be root (the environment then never applies). */
+mpce_status mpce_config_parse_force(struct mpce_config *cfg, const char *value);
+
 /* getenv, but NULL in a setuid/setgid process (secure_getenv where there is
  * one): for variables that are not overrides, such as HOME. */
 const char *mpce_secure_getenv(const char *name);

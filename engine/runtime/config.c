@@ -1214,7 +1214,7 @@ mpce_status mpce_config_read_dir(struct mpce_config *cfg, const char *dir)
 }
 
 /* MPCENGINE_FORCE=KEY:NAME[,KEY:NAME...] with KEY a [pins] key. */
-static mpce_status parse_force(struct mpce_config *cfg, const char *value)
+mpce_status mpce_config_parse_force(struct mpce_config *cfg, const char *value)
 {
     const char *p = value;
     for (;;) {
@@ -1398,7 +1398,7 @@ mpce_status mpce_config_load(struct mpce_config *cfg, const mpce_options *opts,
         }
         const char *force = mpce_secure_getenv("MPCENGINE_FORCE");
         if (st == MPCE_OK && force && *force)
-            st = parse_force(cfg, force);
+            st = mpce_config_parse_force(cfg, force);
     }
 
     if (st == MPCE_OK && plugin_path) {
