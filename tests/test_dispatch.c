@@ -14,10 +14,15 @@
 
 #include "engine/internal.h"
 #include "engine/runtime/context.h"
+#include "engine/selector/pins.h"
+#include "engine/selector/selector.h"
 #include "tests/testutil.h"
 
 #ifndef EMUDEV_SO
 #error "EMUDEV_SO must name the built emulated-device module"
+#endif
+#ifndef XOVER_SO
+#error "XOVER_SO must name the built crossover fixture (tests/modules/mod_xover.c)"
 #endif
 
 static const unsigned private_flags =
@@ -230,10 +235,222 @@ static void test_routes_resolved_once(void)
     mpce_prg_free(ctx);
 }
 
+/* ---- a format 3 row's crossover, from a written file (no timing) ---------- */
+
+struct xo {
+    char *dir;
+    char conf[4200], pins[4200], path[8400];
+    const char *hosts[16]; /* prg.ecb.large's host candidates, priority order */
+    size_t n_hosts;
+};
+
+static void xo_log(void *arg, mpce_log_level level, const char *plugin, const char *msg)
+{
+    (void)arg;
+    (void)plugin;
+    if (level <= MPCE_LOG_WARNING || getenv("XO_DEBUG"))
+        fprintf(stderr, "  engine: %s\n", msg);
+}
+
+/* tune: 0 for MPCE_OPT_NO_TUNE (no pins read), 1 for [tune] mode = auto
+ * (the pins followed; they are current, so no tune starts). */
+static mpce_engine *xo_engine(const struct xo *x, int tune)
+{
+    mpce_options opts = {.struct_size = sizeof(opts), .config_path = x->conf,
+                         .plugin_path = x->path, .log = xo_log, .log_level = MPCE_LOG_DEBUG,
+                         .flags = MPCE_OPT_NO_USER_CONFIG | MPCE_OPT_NO_ENV |
+                                  (tune ? 0u : (unsigned)MPCE_OPT_NO_TUNE)};
+    mpce_engine *e = NULL;
+    if (mpce_engine_new(&opts, &e) != MPCE_OK) {
+        fprintf(stderr, "test_dispatch: %s\n", mpce_last_error());
+        abort();
+    }
+    return e;
+}
+
+static const char *xo_order(mpce_engine *e, const char **source)
+{
+    const mpce_route_info *rows;
+    size_t n;
+    CU_ASSERT_FATAL(mpce_routes(e, &rows, &n) == MPCE_OK);
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(rows[i].op, "prg.ecb") == 0 && strcmp(rows[i].size_class, "large") == 0) {
+            if (source)
+                *source = rows[i].source;
+            return rows[i].order;
+        }
+    return "";
+}
+
+static const char *xo_resolve(mpce_engine *e, size_t blocks)
+{
+    static const uint8_t key[16] = {1};
+    mpce_prg *ctx;
+    const char *name = "(none)";
+    CU_ASSERT_FATAL(mpce_prg_new(e, key, 1, &ctx) == MPCE_OK);
+    if (mpce_prg_resolve(ctx, NULL, "prg.ecb", blocks, &name) != MPCE_OK)
+        name = "(error)";
+    mpce_prg_free(ctx);
+    return name;
+}
+
+/* The pins file of this engine's modules with one prg.ecb.large row: the
+ * first host wins, the device is the runner-up, the other hosts follow
+ * (so the device stands in the middle of the measured order), plus an ok
+ * candidate that is not loaded here ("prg-gone"). */
+static void xo_write(mpce_engine *e, const struct xo *x, const char *winner,
+                     const char *runner_up, uint64_t crossover, const char *ximpl,
+                     int blacklist_xover)
+{
+    struct mpce_pins p;
+    memset(&p, 0, sizeof(p));
+    char cpu[512], devices[32][512];
+    mpce_signature_cpu(cpu, sizeof(cpu));
+    CU_ASSERT_FATAL(mpce_pins_set_header(&p, mpce_version(), "2026-12-02T00:00:00Z", "quick",
+                                         cpu) == 0);
+    CU_ASSERT_FATAL(mpce_pins_set_policy(&p, mpce_selector_policy(e)) == 0);
+    char *plugins[32];
+    size_t n_plugins = 0;
+    for (size_t i = 0; i < e->n_modules && n_plugins < 32; i++) {
+        const struct mpce_module *m = e->modules[i];
+        if (m->skipped || !m->name)
+            continue;
+        struct mpce_pins_module rec;
+        mpce_selector_module_record(e, m, &rec, devices[n_plugins], sizeof(devices[0]));
+        CU_ASSERT_FATAL(mpce_pins_add_module(&p, &rec) == 0);
+        if (blacklist_xover && strcmp(m->name, "xover") == 0) {
+            struct mpce_pins_blacklist b = {.path = m->path, .size = m->size,
+                                            .mtime = m->mtime, .reason = "a test's"};
+            CU_ASSERT_FATAL(mpce_pins_add_blacklist(&p, &b) == 0);
+        }
+        plugins[n_plugins++] = m->name;
+    }
+    struct mpce_pins_cand cands[20];
+    size_t nc = 0;
+    cands[nc++] = (struct mpce_pins_cand){.impl = (char *)x->hosts[0], .status = "ok",
+                                          .median = 1e-3, .why = ""};
+    cands[nc++] = (struct mpce_pins_cand){.impl = "prg-xover-dev", .status = "ok",
+                                          .median = 2e-3, .why = ""};
+    for (size_t i = 1; i < x->n_hosts; i++)
+        cands[nc++] = (struct mpce_pins_cand){.impl = (char *)x->hosts[i], .status = "ok",
+                                              .median = 2e-3 + 1e-3 * (double)i, .why = ""};
+    cands[nc++] = (struct mpce_pins_cand){.impl = "prg-gone", .status = "ok", .median = 9e-3,
+                                          .why = ""};
+    struct mpce_pins_row row = {.key = "prg.ecb.large", .shape = "n=262144",
+                                .winner = (char *)winner, .runner_up = (char *)runner_up,
+                                .verdict = "written by test_dispatch",
+                                .plugins = plugins, .n_plugins = n_plugins,
+                                .cands = cands, .n_cands = nc,
+                                .crossover = crossover,
+                                .crossover_impl = (char *)(ximpl ? ximpl : ""),
+                                .crossover_verdict = crossover ? "written by test_dispatch"
+                                                               : ""};
+    CU_ASSERT_FATAL(mpce_pins_put_row(&p, &row) == 0);
+    char why[1024];
+    if (mpce_pins_write(x->pins, &p, why, sizeof(why)) != 0)
+        fprintf(stderr, "test_dispatch: %s\n", why);
+    mpce_pins_free(&p);
+    /* The file as written: format 3, sealed, read back whole. */
+    CU_ASSERT_FATAL(mpce_pins_read(x->pins, &p, why, sizeof(why)) == MPCE_PINS_READ_OK);
+    CU_ASSERT(p.format == 3);
+    CU_ASSERT(mpce_pins_find_row(&p, "prg.ecb.large")->crossover == crossover);
+    mpce_pins_free(&p);
+}
+
+static void test_crossover_from_a_written_row(void)
+{
+    struct xo x = {.dir = tu_temp_dir()};
+    free(tu_copy_into(XOVER_SO, x.dir, 0755));
+    snprintf(x.path, sizeof(x.path), "%s%s%s", x.dir, TEST_PLUGIN_PATH[0] ? ":" : "",
+             TEST_PLUGIN_PATH);
+    snprintf(x.conf, sizeof(x.conf), "%s/engine.conf", x.dir);
+    snprintf(x.pins, sizeof(x.pins), "%s/pins/%s", x.dir, MPCE_PINS_FILE);
+    char text[5000];
+    snprintf(text, sizeof(text), "[engine]\nuser_config = no\n[tune]\nmode = auto\ndir = %s/pins\n",
+             x.dir);
+    tu_write_text(x.conf, text, 0644);
+    /* Without pins: the host candidates of the large class, in priority
+     * order (the device leads it by the rule of thumb). */
+    mpce_engine *e0 = xo_engine(&x, 0);
+    static char order[4096];
+    snprintf(order, sizeof(order), "%s", xo_order(e0, NULL));
+    CU_ASSERT_PTR_NOT_NULL(strstr(order, "prg-xover-dev"));
+    for (char *tok = strtok(order, " "); tok && x.n_hosts < 16; tok = strtok(NULL, " "))
+        if (strcmp(tok, "prg-xover-dev") != 0)
+            x.hosts[x.n_hosts++] = tok;
+    CU_ASSERT_FATAL(x.n_hosts >= 2);
+    const char *best = x.hosts[0];
+    const uint64_t cross = 524288;
+
+    /* The crossover: from exactly it the device, one below it the best host,
+     * and below it the device after every host. */
+    xo_write(e0, &x, best, "prg-xover-dev", cross, "prg-xover-dev", 0);
+    mpce_engine *e = xo_engine(&x, 1);
+    const char *source = NULL;
+    const char *o = xo_order(e, &source);
+    if (!source || strncmp(source, "measured: prg.ecb.large", 23) != 0)
+        printf("\n  not followed: %s (order %s)\n", source ? source : "(none)", o);
+    CU_ASSERT(source && strncmp(source, "measured: prg.ecb.large", 23) == 0);
+    CU_ASSERT(source && strstr(source, "prg-xover-dev first from 524288") != NULL);
+    CU_ASSERT_STRING_EQUAL(xo_resolve(e, cross), "prg-xover-dev");
+    CU_ASSERT_STRING_EQUAL(xo_resolve(e, 1u << 20), "prg-xover-dev");
+    CU_ASSERT_STRING_EQUAL(xo_resolve(e, cross - 1), best);
+    CU_ASSERT_STRING_EQUAL(xo_resolve(e, 262144), best);
+    size_t len = strlen(o);
+    CU_ASSERT(len > 13 && strcmp(o + len - 13, "prg-xover-dev") == 0);
+    mpce_engine_free(e);
+
+    /* A crossover_impl that is not loaded: ignored, and the device (which
+     * has no crossover that applies) goes after every host. */
+    xo_write(e0, &x, best, "prg-xover-dev", cross, "prg-gone", 0);
+    e = xo_engine(&x, 1);
+    CU_ASSERT_STRING_EQUAL(xo_resolve(e, cross), best);
+    CU_ASSERT_STRING_EQUAL(xo_resolve(e, 1u << 20), best);
+    o = xo_order(e, NULL);
+    len = strlen(o);
+    CU_ASSERT(len > 13 && strcmp(o + len - 13, "prg-xover-dev") == 0);
+    mpce_engine_free(e);
+
+    /* A crossover_impl that is a host implementation (a crafted row): it
+     * must not reorder the hosts. */
+    xo_write(e0, &x, best, "prg-xover-dev", cross, x.hosts[1], 0);
+    e = xo_engine(&x, 1);
+    CU_ASSERT_STRING_EQUAL(xo_resolve(e, cross), best);
+    CU_ASSERT_STRING_EQUAL(xo_resolve(e, 1u << 20), best);
+    mpce_engine_free(e);
+
+    /* The device the winner, no crossover: the hosts first for the whole
+     * class (the device only where a crossover says it wins). */
+    xo_write(e0, &x, "prg-xover-dev", best, 0, NULL, 0);
+    e = xo_engine(&x, 1);
+    CU_ASSERT_STRING_EQUAL(xo_resolve(e, 262144), best);
+    CU_ASSERT_STRING_EQUAL(xo_resolve(e, 1u << 20), best);
+    o = xo_order(e, NULL);
+    len = strlen(o);
+    CU_ASSERT(len > 13 && strcmp(o + len - 13, "prg-xover-dev") == 0);
+    mpce_engine_free(e);
+
+    /* The crossover's module blacklisted: the crossover is ignored, the
+     * device never tried. */
+    xo_write(e0, &x, best, "prg-xover-dev", cross, "prg-xover-dev", 1);
+    e = xo_engine(&x, 1);
+    CU_ASSERT_STRING_NOT_EQUAL(xo_resolve(e, cross), "prg-xover-dev");
+    CU_ASSERT_STRING_NOT_EQUAL(xo_resolve(e, 1u << 20), "prg-xover-dev");
+    if (strcmp(best, "prg-xover-host") != 0)
+        CU_ASSERT_STRING_EQUAL(xo_resolve(e, 1u << 20), best);
+    CU_ASSERT(strstr(xo_order(e, NULL), "prg-xover-dev") == NULL);
+    mpce_engine_free(e);
+
+    mpce_engine_free(e0);
+    tu_remove_dir(x.dir);
+}
+
 int main(void)
 {
     static const struct tu_test tests[] = {
         {"size classes", test_size_classes},
+        {"a written format 3 row: the device from its crossover, hosts below it",
+         test_crossover_from_a_written_row},
         {"an accelerator leads only the large class", test_accelerator_only_for_large},
         {"resolve never names an implementation that does not serve",
          test_resolve_respects_serves},

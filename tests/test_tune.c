@@ -465,6 +465,45 @@ static void test_device_pinned_above_its_crossover(void)
     teardown();
 }
 
+/* A device right at its rows' shapes but wrong above them: the crossover
+ * search finds its outputs differ from the host's, and it is written as a
+ * wrong candidate, never tried for those rows (not merely left without a
+ * crossover while it serves the whole class). */
+static void test_device_wrong_above_its_shape_never_ranked(void)
+{
+    setup("auto");
+    CU_ASSERT_FATAL(setenv("MPCE_TEST_XOVER_WRONG_ABOVE", "262144", 1) == 0);
+    const int trc = tune("prg", XOVER_DIR);
+    unsetenv("MPCE_TEST_XOVER_WRONG_ABOVE");
+    CU_ASSERT_FATAL(trc == 0);
+    struct mpce_pins p;
+    CU_ASSERT_FATAL(read_pins(&p));
+    static const char *const large[] = {"prg.ecb.large", "prg.ctr.large"};
+    for (size_t i = 0; i < 2; i++) {
+        const struct mpce_pins_row *row = mpce_pins_find_row(&p, large[i]);
+        CU_ASSERT_FATAL(row != NULL);
+        CU_ASSERT_STRING_EQUAL(status_of(&p, large[i], "prg-xover-dev"), "wrong");
+        CU_ASSERT(row->crossover == 0);
+        CU_ASSERT(strcmp(row->winner, "prg-xover-dev") != 0);
+        CU_ASSERT(strcmp(row->runner_up, "prg-xover-dev") != 0);
+        CU_ASSERT(row->crossover_verdict && strstr(row->crossover_verdict, "outputs differ"));
+    }
+    CU_ASSERT(p.n_blacklist == 0); /* which side is wrong is not proven */
+    mpce_pins_free(&p);
+    /* "auto" never tries it for the class, at any size. */
+    mpce_engine *e = engine(XOVER_DIR, 0, NULL);
+    CU_ASSERT(strcmp(resolve_ecb(e, 262144), "prg-xover-dev") != 0);
+    CU_ASSERT(strcmp(resolve_ecb(e, 1u << 20), "prg-xover-dev") != 0);
+    const mpce_route_info *rows;
+    size_t nr;
+    CU_ASSERT_FATAL(mpce_routes(e, &rows, &nr) == MPCE_OK);
+    for (size_t i = 0; i < nr; i++)
+        if (strcmp(rows[i].op, "prg.ecb") == 0 && strcmp(rows[i].size_class, "large") == 0)
+            CU_ASSERT(strstr(rows[i].order, "prg-xover-dev") == NULL);
+    mpce_engine_free(e);
+    teardown();
+}
+
 /* ---- modules that crash, hang or are wrong while tuning ---------------------------- */
 
 static void check_blacklisted(const char *which, const char *impl, const char *status,
@@ -1403,14 +1442,43 @@ static void test_unmeasured_accelerator_keeps_its_place(void)
     CU_ASSERT_FATAL(row != NULL);
     char want[96];
     snprintf(want, sizeof(want), "%s", row->winner);
-    const int crossed = row->crossover != 0;
+    const uint64_t cross = row->crossover;
+    if (cross)
+        CU_ASSERT_STRING_EQUAL(row->crossover_impl, "ntt-emudev");
     mpce_pins_free(&p);
     e = engine(plugdir, 0, NULL);
     const char *source = NULL;
+    /* The class's route (below any crossover): a host implementation, the
+     * winner when that is one; with a crossover or without, the device
+     * leads only from a crossover up. */
     const char *got = route(e, "ntt.forward", "qwide", "large", &source);
-    if (!crossed)
+    CU_ASSERT_STRING_NOT_EQUAL(got, "ntt-emudev");
+    if (strcmp(want, "ntt-emudev") != 0)
         CU_ASSERT_STRING_EQUAL(got, want);
     CU_ASSERT(source && strncmp(source, "measured:", 9) == 0);
+    /* Both routes, at the row's N (16384 words a polynomial): from the
+     * crossover up the device, below it the host route; without one the
+     * host route at every size. */
+    static const uint64_t q61 = UINT64_C(0x1fffffffffe00001);
+    const size_t nw = 16384;
+    mpce_ntt *ctx;
+    CU_ASSERT_FATAL(mpce_ntt_new(e, nw, &q61, 1, &ctx) == MPCE_OK);
+    const char *name = NULL;
+    if (cross) {
+        const size_t at = (size_t)((cross + nw - 1) / nw), below = (size_t)((cross - 1) / nw);
+        CU_ASSERT(mpce_ntt_resolve(ctx, NULL, "ntt.forward", at, &name) == MPCE_OK);
+        CU_ASSERT(name && strcmp(name, "ntt-emudev") == 0);
+        if (below * nw >= 262144) { /* still the large class */
+            CU_ASSERT(mpce_ntt_resolve(ctx, NULL, "ntt.forward", below, &name) == MPCE_OK);
+            CU_ASSERT(name && strcmp(name, got) == 0);
+        }
+    } else {
+        CU_ASSERT(mpce_ntt_resolve(ctx, NULL, "ntt.forward", 16, &name) == MPCE_OK);
+        CU_ASSERT(name && strcmp(name, got) == 0);
+        CU_ASSERT(mpce_ntt_resolve(ctx, NULL, "ntt.forward", 64, &name) == MPCE_OK);
+        CU_ASSERT(name && strcmp(name, got) == 0);
+    }
+    mpce_ntt_free(ctx);
     mpce_engine_free(e);
     teardown();
 }
@@ -1632,6 +1700,8 @@ int main(void)
     static const struct tu_test tests[] = {
         {"a device is timed end to end and pinned only above its crossover",
          test_device_pinned_above_its_crossover},
+        {"a device whose outputs differ above its shape is never ranked for the row",
+         test_device_wrong_above_its_shape_never_ranked},
         {"a module faster only on large calls is pinned only there",
          test_large_only_pinned_where_it_wins},
         {"knobs: measured, the best pinned, passed by auto to the plugin",

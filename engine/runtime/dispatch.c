@@ -8,7 +8,8 @@
  * in priority order (an asynchronous one a format 2 row did not time keeps
  * its place), and where it measured a device implementation's crossover
  * inside the class keeps a second order for calls at or above it, that
- * implementation first; then priorities, with one rule of thumb where nothing was measured: an
+ * implementation first; a device the row measured without a crossover goes
+ * after every host implementation for the whole class; then priorities, with one rule of thumb where nothing was measured: an
  * accelerator ranks below every host implementation except for large calls,
  * where its launch cost is paid back.
  */
@@ -127,19 +128,21 @@ static int host_impl(const struct mpce_slot *s)
 /* A row's crossover: above gets cand's order with the crossover's
  * implementation first; cand keeps its order with that implementation
  * moved after the last host one, so that calls below the crossover go to
- * the best host implementation first. Nothing when the implementation is
- * not a candidate here (gone, blacklisted, not allowed). */
-static void apply_crossover(const mpce_engine *e, const struct mpce_pins_row *row,
-                            struct mpce_route_entry *r, uint16_t *cand, uint16_t *above)
+ * the best host implementation first. Nothing (0) when the implementation
+ * is not a candidate here (gone, blacklisted, not allowed) or is a host
+ * one (not asynchronous, not on device memory: a crafted row must not
+ * reorder the hosts). */
+static int apply_crossover(const mpce_engine *e, const struct mpce_pins_row *row,
+                           struct mpce_route_entry *r, uint16_t *cand, uint16_t *above)
 {
     if (row->crossover == 0 || row->crossover_impl == NULL || !row->crossover_impl[0])
-        return;
+        return 0;
     unsigned at = r->n;
     for (unsigned i = 0; i < r->n; i++)
         if (strcmp(e->slots[cand[i]]->impl->name, row->crossover_impl) == 0)
             at = i;
-    if (at == r->n)
-        return;
+    if (at == r->n || host_impl(e->slots[cand[at]]))
+        return 0;
     const uint16_t dev = cand[at];
     above[0] = dev;
     for (unsigned i = 0, k = 1; i < r->n; i++)
@@ -154,6 +157,41 @@ static void apply_crossover(const mpce_engine *e, const struct mpce_pins_row *ro
     cand[last_host] = dev;
     r->above = above;
     r->crossover = row->crossover;
+    return 1;
+}
+
+/* A row without a crossover that applies here (none was found: the device
+ * lost at the class's top, could not run there or was not searched): the
+ * device implementations it measured go after the last host one, so a
+ * device that won at the row's shape alone does not serve the whole class.
+ * Those it did not measure (format 2) keep their priority place. */
+static void hosts_first(const mpce_engine *e, const struct mpce_pins_row *row, uint16_t *cand,
+                        unsigned n)
+{
+    uint16_t rest[256], dev[256];
+    unsigned nr = 0, nd = 0;
+    if (n > 256)
+        return;
+    for (unsigned i = 0; i < n; i++) {
+        const struct mpce_slot *s = e->slots[cand[i]];
+        if (!host_impl(s) && measured_rank(row, s) < MEASURED_UNRANKED)
+            dev[nd++] = cand[i];
+        else
+            rest[nr++] = cand[i];
+    }
+    if (nd == 0)
+        return;
+    unsigned after = 0; /* how many of rest go before the devices */
+    for (unsigned i = 0; i < nr; i++)
+        if (host_impl(e->slots[rest[i]]))
+            after = i + 1;
+    unsigned k = 0;
+    for (unsigned i = 0; i < after; i++)
+        cand[k++] = rest[i];
+    for (unsigned i = 0; i < nd; i++)
+        cand[k++] = dev[i];
+    for (unsigned i = after; i < nr; i++)
+        cand[k++] = rest[i];
 }
 
 /* The row's knob values for its winner. They were measured with the
@@ -264,7 +302,8 @@ mpce_status mpce_dispatch_build(mpce_engine *e)
                 }
                 if (row) {
                     apply_row(e, row, cand, r->n);
-                    apply_crossover(e, row, r, cand, pool_above + base);
+                    if (!apply_crossover(e, row, r, cand, pool_above + base))
+                        hosts_first(e, row, cand, r->n);
                     row_knobs(e, row, r);
                 }
             }

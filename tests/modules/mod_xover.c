@@ -14,6 +14,11 @@
  *                   MPCE_OP_PENDING (the ABI allows the completion first),
  *                   without one it returns the result
  *
+ * With MPCE_TEST_XOVER_WRONG_ABOVE=E in the environment, prg-xover-dev
+ * answers wrongly (one flipped bit) on calls of more than E work elements:
+ * right at a row's own shape, wrong where the crossover search goes above
+ * it.
+ *
  * Waits are busy waits on the thread's CPU time, so they cost the same in
  * any build and stretch with the real work on a loaded machine. A work
  * element is a 16-byte block (mmo: blocks x keys).
@@ -147,13 +152,24 @@ static void dev_cost(uint64_t elements)
     busy_wait_ns(XOVER_DEV_FIXED_NS + XOVER_DEV_PER_NS * (long)elements);
 }
 
+/* The wrong variant (MPCE_TEST_XOVER_WRONG_ABOVE): one bit flipped in a
+ * call of more than that many work elements. */
+static void dev_spoil(uint8_t *out, uint64_t elements, int rc)
+{
+    const char *above = getenv("MPCE_TEST_XOVER_WRONG_ABOVE");
+    if (rc == 0 && above && *above && elements > strtoull(above, NULL, 10))
+        out[0] ^= 1;
+}
+
 static int dev_ecb(void *state, const struct mpce_call *call, size_t key_index,
                    const uint8_t *in, uint8_t *out, size_t n)
 {
     struct xover_state *s = state;
     dev_cost(n);
     struct mpce_call sync = MPCE_CALL_HOST_INIT;
-    return dev_finish(s, call, evp_prg_ecb(s->evp, &sync, key_index, in, out, n));
+    int rc = evp_prg_ecb(s->evp, &sync, key_index, in, out, n);
+    dev_spoil(out, n, rc);
+    return dev_finish(s, call, rc);
 }
 
 static int dev_mmo(void *state, const struct mpce_call *call, const uint8_t *seeds,
@@ -162,7 +178,9 @@ static int dev_mmo(void *state, const struct mpce_call *call, const uint8_t *see
     struct xover_state *s = state;
     dev_cost((uint64_t)n * s->m);
     struct mpce_call sync = MPCE_CALL_HOST_INIT;
-    return dev_finish(s, call, mmo(s, &sync, seeds, out, n));
+    int rc = mmo(s, &sync, seeds, out, n);
+    dev_spoil(out, (uint64_t)n * s->m, rc);
+    return dev_finish(s, call, rc);
 }
 
 static int dev_ctr(void *state, const struct mpce_call *call, size_t key_index, uint64_t c0,
@@ -171,7 +189,9 @@ static int dev_ctr(void *state, const struct mpce_call *call, size_t key_index, 
     struct xover_state *s = state;
     dev_cost(n);
     struct mpce_call sync = MPCE_CALL_HOST_INIT;
-    return dev_finish(s, call, evp_prg_ctr(s->evp, &sync, key_index, c0, out, n));
+    int rc = evp_prg_ctr(s->evp, &sync, key_index, c0, out, n);
+    dev_spoil(out, n, rc);
+    return dev_finish(s, call, rc);
 }
 
 static const struct mpce_prg_ops host_ops = {

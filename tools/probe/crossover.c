@@ -23,11 +23,15 @@
  * log2(top / bottom) + 2 sizes (medium: 7, large: 4), each timed as one
  * interleaved pair with the effort's rounds and windows. Each size's
  * outputs are compared first; where they differ the search stops with no
- * crossover (the host is its reference, checked against the built-in one
- * at the row's shape only, so which one is wrong is not known here).
+ * crossover, and the device is reported wrong for the row (xwrong): the
+ * host is its reference, checked against the built-in one at the row's
+ * shape, and an implementation that disagrees with it anywhere in the class
+ * must not serve the class (the supervisor writes it as a "wrong"
+ * candidate, which "auto" never tries for the row).
  *
  * Rows: KEY=DEVICE/HOST[:KNOB=VALUE...] (the host with its pinned knob
- * values). Lines: xover KEY DEVICE ELEMENTS VERDICT, ELEMENTS 0 when none.
+ * values). Lines: xwrong KEY DEVICE WHY when the outputs differ, then
+ * xover KEY DEVICE ELEMENTS VERDICT, ELEMENTS 0 when none.
  */
 #include "config.h"
 
@@ -55,6 +59,14 @@ static void say_enter(void *arg, const struct mpce_bench_cand *c)
         return;
     x->last = c;
     printf("enter %s %s\n", x->key, c->name);
+    fflush(stdout);
+}
+
+/* The device's outputs differ from the host's: it is wrong for this row. */
+static void say_wrong(const char *key, const char *dev, uint64_t elements, const char *why)
+{
+    printf("xwrong %s %s its outputs differ from the host's at %" PRIu64
+           " work elements: %.400s\n", key, dev, elements, why);
     fflush(stdout);
 }
 
@@ -150,9 +162,10 @@ static void crossover_of(mpce_engine *e, const struct probe_opts *o, const char 
         if (n == 0) {
             say(key, dev_name, 0, "not searched: no shape of this row's op fits its class");
         } else if (r < 0 && wrong) {
-            /* Which one is wrong is not known here (the host is this
-             * search's reference, checked against the built-in one at the
-             * row's shape only): no crossover rests on it. */
+            /* The host is this search's reference (checked against the
+             * built-in one at the row's shape): the device is wrong for
+             * the row, and no crossover rests on it. */
+            say_wrong(key, dev_name, sizes[k - 1], why);
             snprintf(verdict, sizeof(verdict), "no crossover: outputs differ at %" PRIu64
                      " work elements: %.400s", sizes[k - 1], why);
             say(key, dev_name, 0, verdict);
@@ -201,6 +214,7 @@ static void crossover_of(mpce_engine *e, const struct probe_opts *o, const char 
                 rm = point(dev, host, hk, &row, mid, &t, &mid_ratio, &wrong, mwhy,
                            sizeof(mwhy), &spread);
             if (rm < 0 && wrong) {
+                say_wrong(key, dev_name, mid, mwhy);
                 snprintf(verdict, sizeof(verdict), "no crossover: outputs differ at %" PRIu64
                          " work elements: %.400s", mid, mwhy);
                 say(key, dev_name, 0, verdict);

@@ -69,6 +69,8 @@ struct tune_state {
     size_t n_done, n_total;
     const char *phase;              /* "measure", "knobs", "slices", "pipeline" or
                                        "crossover": the worker's subcommand */
+    size_t n_wrong;                 /* candidates a phase found wrong for a row
+                                       without blacklisting them (xwrong) */
 };
 
 
@@ -358,6 +360,17 @@ static void take_line(void *arg, char *line)
                  pos ? line + pos : "");
         if (r && blacklist(ts, impl, reason) == 0)
             add_cand(r, impl, "wrong", 0, 0, pos ? line + pos : "");
+        return;
+    }
+    if (sscanf(line, "xwrong %95s %95s %n", key, impl, &pos) >= 2) {
+        /* A device whose outputs differ from the row's host reference
+         * somewhere in its class: never ranked for the row (which one is
+         * wrong is not proven, so its module is not blacklisted). */
+        struct result *r = result_of(res, n, key);
+        if (r) {
+            add_cand(r, impl, "wrong", 0, 0, pos ? line + pos : "");
+            ts->n_wrong++;
+        }
         return;
     }
     char value[32];
@@ -817,12 +830,12 @@ static void remeasure_orphans(struct tune_state *ts, struct result *res, size_t 
 static void run_winner_phase(struct tune_state *ts, struct result *res, size_t n,
                              const char *phase, size_t count)
 {
-    size_t blacklisted = ts->pins->n_blacklist;
+    size_t blacklisted = ts->pins->n_blacklist, wrong = ts->n_wrong;
     ts->phase = phase;
     ts->n_done = 0;
     ts->n_total = count;
     run_rows(ts, res, n);
-    if (ts->pins->n_blacklist != blacklisted) {
+    if (ts->pins->n_blacklist != blacklisted || ts->n_wrong != wrong) {
         decide(ts->e, ts->pins, res, n);
         remeasure_orphans(ts, res, n);
     }
