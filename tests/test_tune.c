@@ -603,12 +603,20 @@ static void test_knobs_measured_pinned_and_passed(void)
         /* Knobs are tuned for a row's winner only: where a loaded machine
          * let soft win the row, they were never tried. */
         int lost = strcmp(r->winner, "prg-tune-knob") != 0;
-        if (attempt == 3 ||
-            (!lost && (strcmp(r->knobs, "wait=0") == 0 ||
+        /* The small row is soft's by a wide margin on a quiet machine; a
+         * loaded one has handed it to the knob module (seen in CI), which
+         * is the load speaking, not the pipeline: measure again too. */
+        const struct mpce_pins_row *small_row = mpce_pins_find_row(&p, "prg.ecb.small");
+        int small_lost = !small_row || strcmp(small_row->winner, "prg-soft-bitslice") != 0;
+        if (attempt == 5 ||
+            (!lost && !small_lost && (strcmp(r->knobs, "wait=0") == 0 ||
                        !(strstr(r->knob_verdict, "noise") ||
                          strstr(r->knob_verdict, "but not again with new buffers")))))
             break;
-        if (lost)
+        if (small_lost && !lost)
+            fprintf(stderr, "  attempt %d: %s won prg.ecb.small on this load: measuring "
+                    "again\n", attempt, small_row ? small_row->winner : "no module");
+        else if (lost)
             fprintf(stderr, "  attempt %d: %s won the row, so no knob was tried: measuring "
                     "again\n", attempt, r->winner);
         else
