@@ -80,6 +80,12 @@ int cuda_finish(struct cuda_module *m, const struct mpce_call *call, cudaStream_
  * come back from the cudaGetLastError() after this thread's next launch. */
 int cuda_fail(const struct cuda_module *m, cudaError_t e, const char *what);
 
+/* A context's tables to device memory, landed before it returns. A plain
+ * cudaMemcpy from pageable memory may return with the DMA still in flight,
+ * and it runs on the legacy stream, which the module's non-blocking streams
+ * do not wait for: a kernel launched right after could read the old bytes. */
+cudaError_t cuda_upload(void *dev, const void *host, size_t len);
+
 /*
  * Host-memory calls: the data goes to the device on streams of the call's
  * own (ops may run on one state from several threads at once), the kernels

@@ -20,6 +20,12 @@ int cuda_fail(const struct cuda_module *m, cudaError_t e, const char *what)
     return e == cudaErrorMemoryAllocation ? MPCE_ERR_NOMEM : MPCE_ERR_BACKEND;
 }
 
+cudaError_t cuda_upload(void *dev, const void *host, size_t len)
+{
+    cudaError_t e = cudaMemcpyAsync(dev, host, len, cudaMemcpyHostToDevice, 0);
+    return e == cudaSuccess ? cudaStreamSynchronize(0) : e;
+}
+
 /* ---- completions ---- */
 
 struct cuda_done {

@@ -40,7 +40,7 @@ static int dpf_new(void *module, unsigned bits, unsigned group, const uint8_t *k
     void *dev = NULL;
     cudaError_t e = cudaMalloc(&dev, sizeof(rk));
     if (e == cudaSuccess)
-        e = cudaMemcpy(dev, rk, sizeof(rk), cudaMemcpyHostToDevice);
+        e = cuda_upload(dev, rk, sizeof(rk));
     if (e != cudaSuccess) {
         cudaFree(dev);
         free(p);

@@ -33,7 +33,7 @@ static int ntt_new(void *module, size_t n, size_t l, const uint64_t *q, const ui
     }
     cudaError_t e = cudaMalloc(&s->dev, t.len);
     if (e == cudaSuccess)
-        e = cudaMemcpy(s->dev, t.bytes, t.len, cudaMemcpyHostToDevice);
+        e = cuda_upload(s->dev, t.bytes, t.len);
     if (e != cudaSuccess) {
         cudaFree(s->dev);
         free(t.bytes);

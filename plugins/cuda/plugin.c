@@ -131,7 +131,7 @@ static int init(const struct mpce_host *host, void **module_state, char *why, si
         if (e == cudaSuccess)
             e = cudaMalloc((void **)&m->t0, sizeof(t0));
         if (e == cudaSuccess)
-            e = cudaMemcpy(m->t0, t0, sizeof(t0), cudaMemcpyHostToDevice);
+            e = cuda_upload(m->t0, t0, sizeof(t0));
     }
     if (e != cudaSuccess) {
         snprintf(why, len, "GPU 0: %s: %s", step, cudaGetErrorString(e));

@@ -35,7 +35,7 @@ static int prg_new(void *module, const uint8_t *keys, size_t m, int ttable, void
     void *rk = NULL;
     cudaError_t e = cudaMalloc(&rk, m * words);
     if (e == cudaSuccess)
-        e = cudaMemcpy(rk, sched, m * words, cudaMemcpyHostToDevice);
+        e = cuda_upload(rk, sched, m * words);
     volatile unsigned char *v = sched;
     for (size_t i = 0; i < m * words; i++)
         v[i] = 0;
