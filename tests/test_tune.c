@@ -332,12 +332,17 @@ static const char *resolve_ecb(mpce_engine *e, size_t n)
 }
 
 /* The pins file as format 2 wrote it: no crossover keys, format = 2,
- * sealed again. */
-static void rewrite_as_format2(void)
+ * sealed again; with declined_row, that row's prg-xover-dev declined, as
+ * format 2's tuner declined asynchronous implementations. */
+static void rewrite_as_format2(const char *declined_row)
 {
     static char text[1 << 20], body[1 << 20];
     slurp(pins_path, text, sizeof(text));
     size_t used = 0;
+    char row_key[128] = "";
+    if (declined_row)
+        snprintf(row_key, sizeof(row_key), "key = \"%s\"\n", declined_row);
+    int in_row = 0;
     for (char *line = text, *next; *line; line = next) {
         next = strchr(line, '\n');
         next = next ? next + 1 : line + strlen(line);
@@ -345,6 +350,16 @@ static void rewrite_as_format2(void)
             break;
         if (strncmp(line, "crossover", 9) == 0)
             continue;
+        if (line[0] == '[')
+            in_row = 0;
+        if (row_key[0] && strncmp(line, row_key, strlen(row_key)) == 0)
+            in_row = 1;
+        const char *eq = strstr(line, " = \"prg-xover-dev ");
+        if (in_row && strncmp(line, "cand.", 5) == 0 && eq && eq < next) {
+            used += (size_t)sprintf(body + used, "%.*s = \"prg-xover-dev declined "
+                                    "0.000000e+00 0.000000e+00\"\n", (int)(eq - line), line);
+            continue;
+        }
         if (strncmp(line, "format = 3\n", 11) == 0) {
             used += (size_t)sprintf(body + used, "format = 2\n");
             continue;
@@ -424,6 +439,13 @@ static void test_device_pinned_above_its_crossover(void)
     const char *source = NULL;
     route(e, "prg.ecb", "", "large", &source);
     CU_ASSERT(source && strstr(source, "prg-xover-dev first from ") != NULL);
+    /* The listing gives both orders: `order` the smaller calls', the
+     * source the larger ones'. */
+    char larger[96];
+    snprintf(larger, sizeof(larger), "; calls of at least %llu work elements: prg-xover-dev ",
+             (unsigned long long)cross);
+    CU_ASSERT(source && strstr(source, larger) != NULL);
+    CU_ASSERT(strcmp(route(e, "prg.ecb", "", "large", NULL), "prg-xover-dev") != 0);
     /* A call through the device route is right. */
     const size_t nb = 1u << 20;
     uint8_t *in = malloc(16 * nb), *out = malloc(16 * nb), *want = malloc(16 * nb);
@@ -442,6 +464,17 @@ static void test_device_pinned_above_its_crossover(void)
     free(want);
     mpce_engine_free(e);
 
+    /* `mpcengine pins` shows it as the batch a caller makes. */
+    const char *show[] = {MPCENGINE_BIN, "pins", "--config", conf, "--plugin-path", XOVER_DIR,
+                          NULL};
+    CU_ASSERT(run(show) == 0);
+    char batch[128];
+    snprintf(batch, sizeof(batch), "crossover: prg-xover-dev from n=%llu (blocks), %llu work "
+             "elements a call; ", (unsigned long long)cross, (unsigned long long)cross);
+    CU_ASSERT(strstr(out_text, batch) != NULL);
+    if (!strstr(out_text, batch))
+        fprintf(stderr, "  pins: %s\n", out_text);
+
     /* `mpcengine pins --verify` times the crossover again. */
     const char *verify[] = {MPCENGINE_BIN, "pins", "--verify", "--config", conf,
                             "--plugin-path", XOVER_DIR, NULL};
@@ -454,7 +487,7 @@ static void test_device_pinned_above_its_crossover(void)
         fprintf(stderr, "  verify: %s%s\n", out_text, err_text);
 
     /* A format 2 file (no crossovers) still loads, and is followed. */
-    rewrite_as_format2();
+    rewrite_as_format2(NULL);
     CU_ASSERT_FATAL(read_pins(&p));
     CU_ASSERT(p.format == 2);
     CU_ASSERT(mpce_pins_find_row(&p, "prg.ecb.large")->crossover == 0);
@@ -466,6 +499,50 @@ static void test_device_pinned_above_its_crossover(void)
     CU_ASSERT_STRING_EQUAL(resolve_ecb(e, 262144), resolve_ecb(e, 1u << 20));
     CU_ASSERT(strstr(log.text, "probe helper") == NULL); /* current: nothing re-tuned */
     mpce_engine_free(e);
+    /* But a format 2 row that declined the device (as that tuner did) is
+     * stale here: it never timed it, so its crossover is still to find. */
+    rewrite_as_format2("prg.ecb.small");
+    CU_ASSERT_FATAL(read_pins(&p));
+    CU_ASSERT_STRING_EQUAL(status_of(&p, "prg.ecb.small", "prg-xover-dev"), "declined");
+    mpce_pins_free(&p);
+    const char *show2[] = {MPCENGINE_BIN, "pins", "--config", conf, "--plugin-path",
+                           XOVER_DIR, NULL};
+    CU_ASSERT(run(show2) == 0);
+    CU_ASSERT(strstr(out_text, "stale: prg-xover-dev, an asynchronous (device) "
+                               "implementation, was not timed: this pins format 2 file "
+                               "predates") != NULL);
+    if (!strstr(out_text, "predates"))
+        fprintf(stderr, "  pins: %s%s\n", out_text, err_text);
+    teardown();
+}
+
+/* A device whose fixed cost only a batch above the large class's top pays
+ * back (as a GPU's NTT needs thousands of polynomials): the search goes on
+ * past the top and brackets where it starts to win, rather than calling it
+ * "never". The model's crossover with a 23.75 ms fixed cost is 1.25 M
+ * blocks: 2^20 loses (0.85x), 2^21 wins (1.6x), the size between (1.48 M)
+ * wins by 1.18x. */
+static void test_device_crossover_above_the_class_top(void)
+{
+    setup("auto");
+    CU_ASSERT_FATAL(setenv("MPCE_TEST_XOVER_FIXED_NS", "23750000", 1) == 0);
+    const char *argv[] = {PROBE_BIN, "crossover", "--effort", "quick", "--config", conf,
+                          "--plugin-path", XOVER_DIR, "--",
+                          "prg.ecb.large=prg-xover-dev/prg-xover-host", NULL};
+    const int rc = run(argv);
+    unsetenv("MPCE_TEST_XOVER_FIXED_NS");
+    CU_ASSERT_FATAL(rc == 0);
+    const char *line = strstr(out_text, "xover prg.ecb.large prg-xover-dev ");
+    CU_ASSERT_FATAL(line != NULL);
+    unsigned long long at = strtoull(line + strlen("xover prg.ecb.large prg-xover-dev "),
+                                     NULL, 10);
+    printf("\n  %.300s", line);
+    /* Past the top; within a factor 2 of the model's, or the next size. */
+    CU_ASSERT(at > (1u << 20) && at <= (1u << 22));
+    CU_ASSERT(strstr(line, "prg-xover-dev beats prg-xover-host by more than its spread "
+                           "from ") != NULL);
+    CU_ASSERT(strstr(line, "there, above the class's top; ") != NULL);
+    CU_ASSERT(strstr(line, "at 1048576") != NULL); /* where it lost, named */
     teardown();
 }
 
@@ -1711,6 +1788,8 @@ int main(void)
     static const struct tu_test tests[] = {
         {"a device is timed end to end and pinned only above its crossover",
          test_device_pinned_above_its_crossover},
+        {"a device winning only above the large class's top: its crossover found there",
+         test_device_crossover_above_the_class_top},
         {"a device whose outputs differ above its shape is never ranked for the row",
          test_device_wrong_above_its_shape_never_ranked},
         {"a module faster only on large calls is pinned only there",

@@ -47,6 +47,27 @@ static const char *put(struct text *t, const char *fmt, ...)
     return at;
 }
 
+/* The candidates of cand[0..n) that passed their self-tests, space-separated
+ * into buf; returns the first one's name ("" when none). */
+static const char *usable_order(const mpce_engine *e, const uint16_t *cand, unsigned n,
+                                char *buf, size_t len)
+{
+    const char *first = "";
+    size_t used = 0;
+    buf[0] = '\0';
+    for (unsigned i = 0; i < n; i++) {
+        const struct mpce_slot *s = e->slots[cand[i]];
+        if (mpce_slot_state(s) != MPCE_ST_PASS)
+            continue;
+        if (!first[0])
+            first = s->impl->name;
+        if (used < len)
+            used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? " " : "",
+                                     s->impl->name);
+    }
+    return first;
+}
+
 /* "chunk=128:prefetch=8": knob values auto or a pin passes s. */
 static const char *knob_text(struct text *t, const struct mpce_slot *s, const uint32_t *values)
 {
@@ -322,21 +343,19 @@ mpce_status mpce_routes(mpce_engine *engine, const mpce_route_info **rows, size_
                         row->source = put(&tx, "%s: unusable: %.500s", en->source, why);
                     continue;
                 }
-                const char *first = "";
-                char order[1024] = "";
-                size_t used = 0;
-                for (unsigned i = 0; i < en->n; i++) {
-                    const struct mpce_slot *s = e->slots[en->cand[i]];
-                    if (mpce_slot_state(s) != MPCE_ST_PASS)
-                        continue;
-                    if (!first[0])
-                        first = s->impl->name;
-                    if (used < sizeof(order))
-                        used += (size_t)snprintf(order + used, sizeof(order) - used, "%s%s",
-                                                 used ? " " : "", s->impl->name);
-                }
+                char order[1024];
+                const char *first = usable_order(e, en->cand, en->n, order, sizeof(order));
                 row->impl = first;
                 row->order = put(&tx, "%s", order);
+                if (en->crossover != 0 && en->above != NULL) {
+                    /* The calls at or above the crossover have an order of
+                     * their own; `order` is the smaller calls'. */
+                    char above[1024];
+                    usable_order(e, en->above, en->n, above, sizeof(above));
+                    row->source = put(&tx, "%.1000s; calls of at least %llu work elements: %s",
+                                      en->source, (unsigned long long)en->crossover,
+                                      above[0] ? above : "(none usable)");
+                }
                 row->knobs = first[0] && en->knob_slot != NULL &&
                                      strcmp(en->knob_slot->impl->name, first) == 0
                                  ? knob_text(&tx, en->knob_slot, en->knobs)

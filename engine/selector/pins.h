@@ -22,6 +22,10 @@
  * (MPCE_PINS_FORMAT_OLDEST), which have none. */
 #define MPCE_PINS_FORMAT 3u
 #define MPCE_PINS_FORMAT_OLDEST 2u
+/* The first format whose tuner timed asynchronous (device) implementations
+ * instead of declining them: an older file's row that declined one loaded
+ * now is stale, so that the device's crossover gets measured. */
+#define MPCE_PINS_FORMAT_TIMES_ASYNC 3u
 /* The file's name in its directory, and its lock's. */
 #define MPCE_PINS_FILE "pins.ini"
 #define MPCE_PINS_LOCK "pins.lock"

@@ -138,6 +138,22 @@ int mpce_selector_header_current(const mpce_engine *e, const struct mpce_pins *p
     return 1;
 }
 
+/* An asynchronous implementation loaded here that the row declined (as
+ * the tuner did before pins format 3), or NULL. */
+static const char *declined_async(const mpce_engine *e, const struct mpce_pins_row *row)
+{
+    for (size_t i = 0; i < row->n_cands; i++) {
+        if (strcmp(row->cands[i].status, "declined") != 0)
+            continue;
+        for (size_t k = 0; k < e->n_slots; k++) {
+            const struct mpce_slot *s = e->slots[k];
+            if ((s->flags & MPCE_IMPL_ASYNC) && strcmp(s->impl->name, row->cands[i].impl) == 0)
+                return s->impl->name;
+        }
+    }
+    return NULL;
+}
+
 int mpce_selector_row_current(const mpce_engine *e, const struct mpce_pins *p,
                               const struct mpce_pins_row *row, char *why, size_t len)
 {
@@ -165,6 +181,15 @@ int mpce_selector_row_current(const mpce_engine *e, const struct mpce_pins *p,
             strcmp(rec->devices, now.devices) != 0) {
             snprintf(why, len, "plugin %.64s changed since it was measured (%.300s)", name,
                      now.path);
+            return 0;
+        }
+    }
+    if (p->format < MPCE_PINS_FORMAT_TIMES_ASYNC) {
+        const char *declined = declined_async(e, row);
+        if (declined) {
+            snprintf(why, len, "%.64s, an asynchronous (device) implementation, was not timed: "
+                     "this pins format %u file predates the tuner's end-to-end timing and "
+                     "crossover search", declined, p->format);
             return 0;
         }
     }

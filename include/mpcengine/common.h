@@ -226,7 +226,11 @@ typedef struct mpce_route_info {
     const char *op;         /* "prg.ecb", ..., "dpf.evalall" */
     const char *size_class; /* "tiny" ... "large" */
     const char *impl;       /* the first choice; "" when none is usable */
-    const char *order;      /* every usable candidate in order, space-separated */
+    const char *order;      /* every usable candidate in order, space-separated
+                               (where the selector measured a device's crossover
+                               in the class, the order of the calls below it;
+                               source ends with the larger calls': "; calls of
+                               at least N work elements: ORDER") */
     const char *source;     /* "priority", the pin that decided, e.g.
                                "[pins] dpf.eval = dpf-aesni (FILE:LINE)" (with
                                ": unusable: WHY" when it cannot be used: the

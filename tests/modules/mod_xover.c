@@ -14,6 +14,10 @@
  *                   MPCE_OP_PENDING (the ABI allows the completion first),
  *                   without one it returns the result
  *
+ * With MPCE_TEST_XOVER_FIXED_NS=T in the environment, the device's fixed
+ * cost per call is T nanoseconds instead of xover.h's (a larger one moves
+ * its crossover above the large class's top).
+ *
  * With MPCE_TEST_XOVER_WRONG_ABOVE=E in the environment, prg-xover-dev
  * answers wrongly (one flipped bit) on calls of more than E work elements:
  * right at a row's own shape, wrong where the crossover search goes above
@@ -149,7 +153,9 @@ static int dev_finish(struct xover_state *s, const struct mpce_call *call, int r
 
 static void dev_cost(uint64_t elements)
 {
-    busy_wait_ns(XOVER_DEV_FIXED_NS + XOVER_DEV_PER_NS * (long)elements);
+    const char *fixed = getenv("MPCE_TEST_XOVER_FIXED_NS");
+    const long fixed_ns = fixed && *fixed ? strtol(fixed, NULL, 10) : XOVER_DEV_FIXED_NS;
+    busy_wait_ns(fixed_ns + XOVER_DEV_PER_NS * (long)elements);
 }
 
 /* The wrong variant (MPCE_TEST_XOVER_WRONG_ABOVE): one bit flipped in a

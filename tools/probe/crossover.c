@@ -7,21 +7,30 @@
  * of it. Here it is timed end to end on host memory (each call submitted
  * with a completion and waited for, as "auto" runs it on host pointers)
  * against the row's best host implementation, at sizes doubling from the
- * class's lower bound to its top (the large class: four times its lower
- * bound), scanning down from the top:
+ * class's lower bound to its top (mpce_bench_class_span), scanning down
+ * from the top:
  *
- *   - it does not win at the top (probe_clears against the host's spread):
- *     no crossover, one size timed;
  *   - it wins at every size down to the class's lower bound: it wins the
  *     whole class (crossover = the lower bound);
- *   - else it wins from the size above the first one it loses at, and one
- *     more size between those two (their geometric mean, rounded to the
- *     shape's unit) halves the bracket: the crossover is that size if it
- *     wins there too, else the size above.
+ *   - it wins at the top but loses lower down: it wins from the size above
+ *     the first one it loses at, and one more size between those two
+ *     (their geometric mean, rounded to the shape's unit) halves the
+ *     bracket: the crossover is that size if it wins there too, else the
+ *     size above;
+ *   - it does not win at the top (probe_clears against the host's spread):
+ *     in the bounded classes, no crossover (the next class up measures the
+ *     larger calls). The large class has no top, and a GPU's fixed cost is
+ *     often paid back only by batches far above the class's lower bound (a
+ *     2048-polynomial NTT batch of N = 4096 is 2^23 words), so there the
+ *     search goes on doubling, up to XOVER_CEILING work elements or the
+ *     largest size of the op's shape, and brackets the first size it wins
+ *     at in the same way; no win up to there is no crossover, and says up
+ *     to where it was looked for.
  *
- * So a row costs one size when the device loses at the top, and at most
- * log2(top / bottom) + 2 sizes (medium: 7, large: 4), each timed as one
- * interleaved pair with the effort's rounds and windows. Each size's
+ * So a row costs one size when the device loses at a bounded class's top,
+ * at most log2(top / bottom) + 2 sizes inside a class (medium: 7, large:
+ * 4), and at most 5 more above the large class's top; each is timed as
+ * one interleaved pair with the effort's rounds and windows. Each size's
  * outputs are compared first; where they differ the search stops with no
  * crossover, and the device is reported wrong for the row (xwrong): the
  * host is its reference, checked against the built-in one at the row's
@@ -36,7 +45,6 @@
 #include "config.h"
 
 #include <inttypes.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +54,13 @@
 #include "tools/probe/probe.h"
 
 #define MAX_POINTS 24
+
+/* How far above the large class's top the search goes, in work elements:
+ * 16 times the top (a batch of 4096 polynomials of N = 4096, 2^23 AES
+ * blocks of mmo with m = 2). Each size above the top costs the host side
+ * a call of that many elements per round, so the ceiling bounds the
+ * search's time and memory on the machine being tuned. */
+#define XOVER_CEILING (UINT64_C(1) << 24)
 
 struct xover {
     const char *key;
@@ -76,34 +91,202 @@ static void say(const char *key, const char *dev, uint64_t elements, const char 
     fflush(stdout);
 }
 
+/* One row's search: the pair timed and what it has seen. */
+struct search {
+    const char *key, *dev_name, *host_name;
+    const struct mpce_slot *dev, *host;
+    const uint32_t *host_knobs;
+    const struct probe_row *row;
+    struct mpce_bench_timing t;
+    /* The last point: its ratio (host time / device time) and spread; why
+     * and wrong when it could not be run. */
+    double ratio, spread;
+    int wrong;
+    char why[600];
+};
+
 /* One size: 1 when the device wins there, 0 when it does not, -1 when it
- * could not be run (why says; *wrong when its output differed). */
-static int point(const struct mpce_slot *dev, const struct mpce_slot *host,
-                 const uint32_t *host_knobs, const struct probe_row *row, uint64_t elements,
-                 const struct mpce_bench_timing *t, double *ratio, int *wrong, char *why,
-                 size_t len, double *spread)
+ * could not be run (s->why says; s->wrong when its output differed). */
+static int point(struct search *s, uint64_t elements)
 {
-    struct mpce_bench_shape s;
-    if (mpce_bench_shape_at(row->bench_op, row->shape, elements, &s) != 0) {
-        snprintf(why, len, "no %s shape of %" PRIu64 " work elements", row->bench_op, elements);
+    struct mpce_bench_shape shape;
+    s->ratio = s->spread = 0;
+    s->wrong = 0;
+    if (mpce_bench_shape_at(s->row->bench_op, s->row->shape, elements, &shape) != 0) {
+        snprintf(s->why, sizeof(s->why), "no %s shape of %" PRIu64 " work elements",
+                 s->row->bench_op, elements);
         return -1;
     }
     struct mpce_bench_pair p;
-    if (mpce_bench_pair(dev, NULL, host, host_knobs, &s, t, &p) != MPCE_OK) {
-        snprintf(why, len, "%s", p.why);
-        *wrong = p.wrong;
+    if (mpce_bench_pair(s->dev, NULL, s->host, s->host_knobs, &shape, &s->t, &p) != MPCE_OK) {
+        snprintf(s->why, sizeof(s->why), "%s", p.why);
+        s->wrong = p.wrong;
         return -1;
     }
-    *ratio = p.median[0] > 0 ? p.median[1] / p.median[0] : 0;
-    *spread = p.spread[1];
+    s->ratio = p.median[0] > 0 ? p.median[1] / p.median[0] : 0;
+    s->spread = p.spread[1];
     return p.median[1] > 0 && probe_clears(1.0 - p.median[0] / p.median[1], p.spread[1]);
+}
+
+/* The outputs differed at `elements`: no crossover rests on this device.
+ * The host is the search's reference (checked against the built-in one at
+ * the row's shape). */
+static void wrong_at(const struct search *s, uint64_t elements)
+{
+    char verdict[700];
+    say_wrong(s->key, s->dev_name, elements, s->why);
+    snprintf(verdict, sizeof(verdict), "no crossover: outputs differ at %" PRIu64
+             " work elements: %.400s", elements, s->why);
+    say(s->key, s->dev_name, 0, verdict);
+}
+
+/* The smallest size of the row's shape, in work elements, that `lost` is a
+ * multiple of: a polynomial's N, mmo's m, else 1. */
+static uint64_t unit_of(const struct probe_row *row, uint64_t lost)
+{
+    struct mpce_bench_shape ds;
+    for (uint64_t d = 1; d <= lost; d *= 2)
+        if (mpce_bench_shape_at(row->bench_op, row->shape, d, &ds) == 0)
+            return d;
+    return 1;
+}
+
+/* Lost at `lost` (ratio lost_ratio there), won at `from` (won_ratio): one
+ * size between, then the verdict. context says where else it was timed. */
+static void bracket(struct search *s, uint64_t lost, double lost_ratio, uint64_t from,
+                    double won_ratio, const char *context)
+{
+    const uint64_t per = unit_of(s->row, lost);
+    uint64_t mid = (uint64_t)((double)lost * 1.41421356237);
+    mid -= mid % per;
+    int rm = -1;
+    if (mid > lost && mid < from) {
+        rm = point(s, mid);
+        if (rm < 0 && s->wrong) {
+            wrong_at(s, mid);
+            return;
+        }
+    }
+    const uint64_t at = rm == 1 ? mid : from;
+    char between[120] = "", verdict[700];
+    if (rm == 0)
+        snprintf(between, sizeof(between), ", and %.2fx at %" PRIu64, s->ratio, mid);
+    snprintf(verdict, sizeof(verdict), "%s beats %s by more than its spread from %" PRIu64
+             " work elements (%.2fx there%s; %.2fx at %" PRIu64 "%s, where it does not)",
+             s->dev_name, s->host_name, at, rm == 1 ? s->ratio : won_ratio, context,
+             lost_ratio, lost, between);
+    say(s->key, s->dev_name, at, verdict);
+}
+
+/* Lost at the large class's top (ratio top_ratio): on up, doubling. */
+static void above_top(struct search *s, uint64_t top, double top_ratio, double top_spread)
+{
+    uint64_t lost = top;
+    double lost_ratio = top_ratio, lost_spread = top_spread;
+    char verdict[700], context[160];
+    for (uint64_t size = 2 * top; size <= XOVER_CEILING; size *= 2) {
+        struct mpce_bench_shape shape;
+        if (mpce_bench_shape_at(s->row->bench_op, s->row->shape, size, &shape) != 0)
+            break; /* past the op's largest shape */
+        const int r = point(s, size);
+        if (r < 0 && s->wrong) {
+            wrong_at(s, size);
+            return;
+        }
+        if (r < 0) {
+            snprintf(verdict, sizeof(verdict), "%s does not beat %s by more than its spread "
+                     "from the class's top, %" PRIu64 ", to %" PRIu64 " work elements (%.3gx "
+                     "there); %" PRIu64 " could not be run: %.300s: no crossover", s->dev_name,
+                     s->host_name, top, lost, lost_ratio, size, s->why);
+            say(s->key, s->dev_name, 0, verdict);
+            return;
+        }
+        if (r == 1) {
+            if (lost == top)
+                snprintf(context, sizeof(context), ", above the class's top");
+            else
+                snprintf(context, sizeof(context), ", above the class's top, %" PRIu64
+                         ", where it is %.2fx", top, top_ratio);
+            bracket(s, lost, lost_ratio, size, s->ratio, context);
+            return;
+        }
+        lost = size;
+        lost_ratio = s->ratio;
+        lost_spread = s->spread;
+    }
+    snprintf(verdict, sizeof(verdict), "%s does not beat %s by more than its spread up to %"
+             PRIu64 " work elements, %" PRIu64 " times the class's top (%.3gx there, the "
+             "host's spread %.1f %%): no crossover", s->dev_name, s->host_name, lost,
+             lost / top, lost_ratio, 100.0 * lost_spread);
+    say(s->key, s->dev_name, 0, verdict);
+}
+
+static void search_row(struct search *s)
+{
+    uint64_t lo, top, sizes[MAX_POINTS];
+    mpce_bench_class_span(s->row->size_class, &lo, &top);
+    size_t n = 0;
+    for (uint64_t size = lo; size <= top && n < MAX_POINTS; size *= 2) {
+        struct mpce_bench_shape shape;
+        if (mpce_bench_shape_at(s->row->bench_op, s->row->shape, size, &shape) == 0)
+            sizes[n++] = size;
+    }
+    char verdict[700], context[160];
+    if (n == 0) {
+        say(s->key, s->dev_name, 0, "not searched: no shape of this row's op fits its class");
+        return;
+    }
+    /* Down from the top while the device wins. */
+    double top_ratio = 0, won_ratio = 0;
+    size_t k = n;
+    int r = -1;
+    while (k > 0) {
+        r = point(s, sizes[k - 1]);
+        if (r < 0)
+            break;
+        if (k == n)
+            top_ratio = s->ratio;
+        if (r == 0)
+            break;
+        won_ratio = s->ratio;
+        k--;
+    }
+    if (r < 0 && s->wrong) {
+        wrong_at(s, sizes[k - 1]);
+    } else if (r < 0 && k < n) {
+        snprintf(verdict, sizeof(verdict), "%s beats %s by more than its spread from %" PRIu64
+                 " work elements (%.2fx there, %.2fx at the class's top, %" PRIu64 "); %"
+                 PRIu64 " could not be run: %.300s", s->dev_name, s->host_name, sizes[k],
+                 won_ratio, top_ratio, sizes[n - 1], sizes[k - 1], s->why);
+        say(s->key, s->dev_name, sizes[k], verdict);
+    } else if (r < 0) {
+        snprintf(verdict, sizeof(verdict), "not searched further: %.400s", s->why);
+        say(s->key, s->dev_name, 0, verdict);
+    } else if (k == n && s->row->size_class == MPCE_SIZE_CLASSES - 1) {
+        above_top(s, sizes[n - 1], s->ratio, s->spread);
+    } else if (k == n) {
+        snprintf(verdict, sizeof(verdict), "%s does not beat %s by more than its spread up to "
+                 "the class's top, %" PRIu64 " work elements (%.3gx there, the host's spread "
+                 "%.1f %%): no crossover", s->dev_name, s->host_name, sizes[n - 1], s->ratio,
+                 100.0 * s->spread);
+        say(s->key, s->dev_name, 0, verdict);
+    } else if (k == 0) {
+        snprintf(verdict, sizeof(verdict), "%s beats %s at every size tried, %" PRIu64 " to %"
+                 PRIu64 " work elements (%.2fx at the top): the whole class", s->dev_name,
+                 s->host_name, sizes[0], sizes[n - 1], top_ratio);
+        say(s->key, s->dev_name, sizes[0], verdict);
+    } else {
+        snprintf(context, sizeof(context), ", %.2fx at the class's top, %" PRIu64, top_ratio,
+                 sizes[n - 1]);
+        bracket(s, sizes[k - 1], s->ratio, sizes[k], won_ratio, context);
+    }
 }
 
 static void crossover_of(mpce_engine *e, const struct probe_opts *o, const char *key,
                          const char *arg)
 {
     struct probe_row row;
-    char dev_name[96], why[600];
+    char dev_name[96];
     const char *slash = strchr(arg, '/');
     size_t dlen = slash ? (size_t)(slash - arg) : 0;
     snprintf(dev_name, sizeof(dev_name), "%.*s", (int)(dlen < 95 ? dlen : 95), arg);
@@ -124,114 +307,14 @@ static void crossover_of(mpce_engine *e, const struct probe_opts *o, const char 
     } else if (skipped) {
         say(key, dev_name, 0, "not searched: a module was blacklisted while tuning");
     } else {
-        struct mpce_bench_timing t;
-        probe_timing(o->effort, &t);
+        struct search s = {.key = key, .dev_name = dev_name, .host_name = slash + 1,
+                           .dev = dev, .host = host, .row = &row,
+                           .host_knobs = has_knobs ? host_knobs : NULL};
         struct xover x = {.key = key};
-        t.on_enter = say_enter;
-        t.on_enter_arg = &x;
-        const uint32_t *hk = has_knobs ? host_knobs : NULL;
-        uint64_t lo, top, sizes[MAX_POINTS];
-        mpce_bench_class_span(row.size_class, &lo, &top);
-        size_t n = 0;
-        for (uint64_t s = lo; s <= top && n < MAX_POINTS; s *= 2) {
-            struct mpce_bench_shape probe_shape;
-            if (mpce_bench_shape_at(row.bench_op, row.shape, s, &probe_shape) == 0)
-                sizes[n++] = s;
-        }
-        double ratio = 0, top_ratio = 0, lost_ratio = 0, won_ratio = 0, spread = 0;
-        double lost_spread = 0;
-        int wrong = 0, r = -1;
-        size_t k = n;
-        /* Down from the top while the device wins. */
-        while (k > 0) {
-            r = point(dev, host, hk, &row, sizes[k - 1], &t, &ratio, &wrong, why, sizeof(why),
-                      &spread);
-            if (r < 0)
-                break;
-            if (k == n)
-                top_ratio = ratio;
-            if (r == 0) {
-                lost_ratio = ratio;
-                lost_spread = spread;
-                break;
-            }
-            won_ratio = ratio;
-            k--;
-        }
-        char verdict[700];
-        if (n == 0) {
-            say(key, dev_name, 0, "not searched: no shape of this row's op fits its class");
-        } else if (r < 0 && wrong) {
-            /* The host is this search's reference (checked against the
-             * built-in one at the row's shape): the device is wrong for
-             * the row, and no crossover rests on it. */
-            say_wrong(key, dev_name, sizes[k - 1], why);
-            snprintf(verdict, sizeof(verdict), "no crossover: outputs differ at %" PRIu64
-                     " work elements: %.400s", sizes[k - 1], why);
-            say(key, dev_name, 0, verdict);
-        } else if (r < 0 && k < n) {
-            snprintf(verdict, sizeof(verdict), "%s beats %s by more than its spread from %"
-                     PRIu64 " work elements (%.2fx there, %.2fx at the class's top, %" PRIu64
-                     "); %" PRIu64 " could not be run: %.300s", dev_name, slash + 1, sizes[k],
-                     won_ratio, top_ratio, sizes[n - 1], sizes[k - 1], why);
-            say(key, dev_name, sizes[k], verdict);
-        } else if (r < 0) {
-            snprintf(verdict, sizeof(verdict), "not searched further: %.400s", why);
-            say(key, dev_name, 0, verdict);
-        } else if (k == n) {
-            snprintf(verdict, sizeof(verdict), "%s does not beat %s by more than its spread "
-                     "up to the class's top, %" PRIu64 " work elements (%.3gx there, the "
-                     "host's spread %.1f %%): no crossover", dev_name, slash + 1, sizes[n - 1],
-                     lost_ratio, 100.0 * lost_spread);
-            say(key, dev_name, 0, verdict);
-        } else if (k == 0) {
-            snprintf(verdict, sizeof(verdict), "%s beats %s at every size tried, %" PRIu64
-                     " to %" PRIu64 " work elements (%.2fx at the top): the whole class",
-                     dev_name, slash + 1, sizes[0], sizes[n - 1], top_ratio);
-            say(key, dev_name, sizes[0], verdict);
-        } else {
-            /* Lost at sizes[k - 1], won at sizes[k]: one size between. */
-            uint64_t from = sizes[k], lost = sizes[k - 1];
-            struct mpce_bench_shape us;
-            uint64_t per = 1;
-            if (mpce_bench_shape_at(row.bench_op, row.shape, lost, &us) == 0 &&
-                mpce_bench_work_elements(&us) > 0) {
-                /* The unit: elements of one count (a polynomial's N, mmo's m). */
-                for (uint64_t d = 1; d <= lost; d *= 2) {
-                    struct mpce_bench_shape ds;
-                    if (mpce_bench_shape_at(row.bench_op, row.shape, d, &ds) == 0) {
-                        per = d;
-                        break;
-                    }
-                }
-            }
-            uint64_t mid = (uint64_t)((double)lost * 1.41421356237);
-            mid -= mid % per;
-            double mid_ratio = 0;
-            int rm = -1;
-            char mwhy[600] = "";
-            if (mid > lost && mid < from)
-                rm = point(dev, host, hk, &row, mid, &t, &mid_ratio, &wrong, mwhy,
-                           sizeof(mwhy), &spread);
-            if (rm < 0 && wrong) {
-                say_wrong(key, dev_name, mid, mwhy);
-                snprintf(verdict, sizeof(verdict), "no crossover: outputs differ at %" PRIu64
-                         " work elements: %.400s", mid, mwhy);
-                say(key, dev_name, 0, verdict);
-            } else {
-                uint64_t at = rm == 1 ? mid : from;
-                char between[120] = "";
-                if (rm == 0)
-                    snprintf(between, sizeof(between), ", and %.2fx at %" PRIu64, mid_ratio,
-                             mid);
-                snprintf(verdict, sizeof(verdict), "%s beats %s by more than its spread from "
-                         "%" PRIu64 " work elements (%.2fx there, %.2fx at the class's top, "
-                         "%" PRIu64 "; %.2fx at %" PRIu64 "%s, where it does not)", dev_name,
-                         slash + 1, at, rm == 1 ? mid_ratio : won_ratio, top_ratio,
-                         sizes[n - 1], lost_ratio, lost, between);
-                say(key, dev_name, at, verdict);
-            }
-        }
+        probe_timing(o->effort, &s.t);
+        s.t.on_enter = say_enter;
+        s.t.on_enter_arg = &x;
+        search_row(&s);
     }
     printf("done %s\n", key);
     fflush(stdout);
