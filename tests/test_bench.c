@@ -346,6 +346,57 @@ static void test_default_rows(void)
     CU_ASSERT_EQUAL(mpce_bench_default_row(n, &op, &shape), MPCE_ERR_ARG);
 }
 
+/* A row's shape scaled to a number of work elements (the crossover
+ * search's sizes), and that size said as a caller's batch (`mpcengine
+ * pins`). */
+static void test_shape_at_and_count(void)
+{
+    struct mpce_bench_shape s;
+    char buf[128];
+    /* NTT: polynomials of N words; a size that is not a whole batch is none. */
+    CU_ASSERT_EQUAL(mpce_bench_shape_at("ntt.forward", "N=4096,B=8,q=50bit", 4096u * 2048u, &s),
+                    0);
+    CU_ASSERT_EQUAL(s.B, 2048);
+    CU_ASSERT_EQUAL(s.N, 4096);
+    CU_ASSERT_EQUAL(mpce_bench_count_text("ntt.forward", "N=4096,B=8,q=50bit", 4096u * 2048u,
+                                          buf, sizeof(buf)),
+                    0);
+    CU_ASSERT_STRING_EQUAL(buf, "B=2048 (polynomials of N=4096)");
+    CU_ASSERT_EQUAL(mpce_bench_shape_at("ntt.forward", "N=4096,B=8,q=50bit", 4097, &s), -1);
+    CU_ASSERT_EQUAL(mpce_bench_count_text("ntt.forward", "N=4096,B=8,q=50bit", 4097, buf,
+                                          sizeof(buf)),
+                    -1);
+    /* Past the op's range (N * B at most 2^26) is none either. */
+    CU_ASSERT_EQUAL(mpce_bench_shape_at("ntt.forward", "N=4096,B=8,q=50bit", UINT64_C(1) << 27,
+                                        &s),
+                    -1);
+    /* mmo: m blocks a seed. */
+    CU_ASSERT_EQUAL(mpce_bench_count_text("prg.mmo", "m=2,n=131072", 1u << 21, buf, sizeof(buf)),
+                    0);
+    CU_ASSERT_STRING_EQUAL(buf, "n=1048576 (seeds, m=2 keys each)");
+    CU_ASSERT_EQUAL(mpce_bench_count_text("prg.mmo", "m=2,n=131072", 3, buf, sizeof(buf)), -1);
+    CU_ASSERT_EQUAL(mpce_bench_count_text("prg.ecb", "n=262144", 370727, buf, sizeof(buf)), 0);
+    CU_ASSERT_STRING_EQUAL(buf, "n=370727 (blocks)");
+    /* DPF: keys of one point each; a full-domain eval's domain bits. */
+    CU_ASSERT_EQUAL(mpce_bench_count_text("dpf.eval_keys", "bits=20,keys=262144", 1u << 21, buf,
+                                          sizeof(buf)),
+                    0);
+    CU_ASSERT_STRING_EQUAL(buf, "keys=2097152 (keys, a point each)");
+    CU_ASSERT_EQUAL(mpce_bench_count_text("dpf.evalall", "bits=18", 1u << 20, buf, sizeof(buf)),
+                    0);
+    CU_ASSERT_STRING_EQUAL(buf, "bits=20 (2^20 outputs a key)");
+    CU_ASSERT_EQUAL(mpce_bench_count_text("dpf.evalall", "bits=18", 3u << 19, buf, sizeof(buf)),
+                    -1);
+    /* A buffer too short is refused, not cut. */
+    CU_ASSERT_EQUAL(mpce_bench_count_text("prg.ecb", "n=262144", 370727, buf, 8), -1);
+    /* The classes' spans: the crossover search's bounds inside each. */
+    uint64_t lo, top;
+    mpce_bench_class_span(2, &lo, &top);
+    CU_ASSERT(lo == 4096 && top == 131072);
+    mpce_bench_class_span(3, &lo, &top);
+    CU_ASSERT(lo == 262144 && top == 1048576);
+}
+
 /* ---- the public API's dispatch overhead ------------------------------------- */
 
 /* What "auto" runs for a one-block ECB call on the test engine. */
@@ -1098,6 +1149,7 @@ int main(void)
         {"--impl with knob values: beside the defaults", test_impl_knobs},
         {"unknown ops, keys and values refused with a message", test_refusals},
         {"the default rows parse and include prg.dispatch n=1", test_default_rows},
+        {"a row's shape at a size, and that size as a batch", test_shape_at_and_count},
         {"prg.dispatch: api against direct, overhead in the note", test_dispatch_row},
         {"asynchronous implementations: skipped directly, API rows", test_async_left_to_api},
         {"caller peers, and an unavailable baseline peer", test_peers},

@@ -13,6 +13,7 @@
 #include "engine/internal.h"
 #include "engine/selector/pins.h"
 #include "engine/selector/selector.h"
+#include "tools/bench/bench.h"
 #include "tools/cli.h"
 #include "tools/cli_args.h"
 #include "tools/cli_engine.h"
@@ -57,6 +58,23 @@ static int pins_path(char *path, size_t len, const char *dir)
     return 0;
 }
 
+/* The crossover as the batch a caller makes (polynomials, seeds, keys),
+ * with the work elements the dispatch compares. */
+static void show_crossover(const struct mpce_pins_row *row)
+{
+    char op[64], count[128] = "";
+    snprintf(op, sizeof(op), "%s", row->key);
+    char *dot = strchr(op, '.');
+    dot = dot ? strchr(dot + 1, '.') : NULL;
+    if (dot)
+        *dot = '\0';
+    if (mpce_bench_count_text(op, row->shape, row->crossover, count, sizeof(count)) != 0)
+        count[0] = '\0';
+    printf("    crossover: %s from %s%s%llu work elements%s; %s\n", row->crossover_impl, count,
+           count[0] ? ", " : "", (unsigned long long)row->crossover, count[0] ? " a call" : "",
+           row->crossover_verdict);
+}
+
 static void show(mpce_engine *e, const char *path)
 {
     struct mpce_pins p;
@@ -86,8 +104,7 @@ static void show(mpce_engine *e, const char *path)
         if (row->slice_verdict[0])
             printf("    threads: %s\n", row->slice_verdict);
         if (row->crossover)
-            printf("    crossover: %s from %llu work elements; %s\n", row->crossover_impl,
-                   (unsigned long long)row->crossover, row->crossover_verdict);
+            show_crossover(row);
         else if (row->crossover_verdict[0])
             printf("    device: %s\n", row->crossover_verdict);
         for (size_t k = 0; k < row->n_cands; k++) {

@@ -181,6 +181,13 @@ mpce_status mpce_bench_impl_cand_knobs(const struct mpce_slot *slot,
  * of two for a domain, out of range). */
 int mpce_bench_shape_at(const char *op, const char *text, uint64_t elements,
                         struct mpce_bench_shape *out);
+/* The count of op `text` at `elements` work elements, as the shape's key
+ * and what one unit of it is: "B=256 (polynomials of N=4096)", "n=65536
+ * (seeds, m=2 keys each)", "keys=1048576 (keys, a point each)", "bits=20
+ * (2^20 outputs a key)". 0, or -1 when that size is not one of its shapes
+ * (or buf is too short). */
+int mpce_bench_count_text(const char *op, const char *text, uint64_t elements, char *buf,
+                          size_t len);
 /* Where a crossover is sought in a size class, in work elements: from its
  * lower bound to its top (the largest power of two inside it; the large
  * class, which has none, four times its lower bound). */

@@ -96,6 +96,32 @@ int mpce_bench_shape_at(const char *op, const char *text, uint64_t elements,
     return mpce_bench_work_elements(out) == elements ? 0 : -1;
 }
 
+int mpce_bench_count_text(const char *op, const char *text, uint64_t elements, char *buf,
+                          size_t len)
+{
+    struct mpce_bench_shape s;
+    if (mpce_bench_shape_at(op, text, elements, &s) != 0)
+        return -1;
+    uint64_t per = 1;
+    const char *key = count_key(&s, &per);
+    int n;
+    if (strcmp(key, "bits") == 0)
+        n = snprintf(buf, len, "bits=%llu (2^%llu outputs a key)", (unsigned long long)s.bits,
+                     (unsigned long long)s.bits);
+    else if (strcmp(key, "B") == 0)
+        n = snprintf(buf, len, "B=%llu (polynomials of N=%llu)", (unsigned long long)s.B,
+                     (unsigned long long)s.N);
+    else if (strcmp(key, "keys") == 0)
+        n = snprintf(buf, len, "keys=%llu (keys, a point each)", (unsigned long long)s.keys);
+    else if (strcmp(s.op, "prg.mmo") == 0)
+        n = snprintf(buf, len, "n=%llu (seeds, m=%llu keys each)", (unsigned long long)s.n,
+                     (unsigned long long)s.m);
+    else
+        n = snprintf(buf, len, "n=%llu (%s)", (unsigned long long)s.n,
+                     s.prim == MPCE_PRIM_LPN ? "outputs" : "blocks");
+    return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
 mpce_status mpce_bench_pair(const struct mpce_slot *dev, const uint32_t *dev_knobs,
                             const struct mpce_slot *host, const uint32_t *host_knobs,
                             const struct mpce_bench_shape *s, const struct mpce_bench_timing *t,
