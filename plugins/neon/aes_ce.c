@@ -122,6 +122,30 @@ static inline void enc_w_lanes(uint8x16_t b[W], const uint8_t *const kp[W])
         b[i] = veorq_u8(vaeseq_u8(b[i], ld(kp[i] + 144)), ld(kp[i] + 160));
 }
 
+/* W blocks, the even lanes under k0 and the odd ones under k1, both
+ * schedules held in registers: 22 round keys and 8 blocks are 30 of the
+ * 32 vector registers, so callers reload what they XOR in afterwards (a
+ * seed, a parent) rather than keep it live. This is the two-key shape of
+ * the hot loops: mmo with m = 2 (Ferret's and the DPF's G) and the DPF
+ * tree's expansion (kL, kR); enc_w_lanes would load 8 round keys a round
+ * from L1, which binds before the AES units do on V1/V2. */
+static inline void enc_w_pair(uint8x16_t b[W], const uint8x16_t k0[11], const uint8x16_t k1[11])
+{
+#pragma GCC unroll 9
+    for (unsigned r = 0; r < 9; r++) {
+#pragma GCC unroll 4
+        for (unsigned q = 0; q < W / 2; q++) {
+            b[2 * q] = vaesmcq_u8(vaeseq_u8(b[2 * q], k0[r]));
+            b[2 * q + 1] = vaesmcq_u8(vaeseq_u8(b[2 * q + 1], k1[r]));
+        }
+    }
+#pragma GCC unroll 4
+    for (unsigned q = 0; q < W / 2; q++) {
+        b[2 * q] = veorq_u8(vaeseq_u8(b[2 * q], k0[9]), k0[10]);
+        b[2 * q + 1] = veorq_u8(vaeseq_u8(b[2 * q + 1], k1[9]), k1[10]);
+    }
+}
+
 /* LE64(c) || 0^64: on a little-endian core, lane 0 of a 64-bit vector. */
 static inline uint8x16_t ctr_block(uint64_t c)
 {
@@ -177,6 +201,35 @@ void neon_aes_ctr(const struct neon_sched *ks, size_t j, uint64_t c0, uint8_t *o
     one_key(k, NULL, c0, 0, out, n);
 }
 
+/* mmo with two keys: W / 2 seeds a pass, each loaded once and encrypted
+ * under both keys from registers (enc_w_pair), reloaded for the
+ * feed-forward; the tail seeds go one by one. out[2i + j] for key j. */
+static void mmo_pair(const struct neon_sched *ks, const uint8_t *seeds, uint8_t *out, size_t n)
+{
+    uint8x16_t k0[11], k1[11], b[W];
+    size_t i = 0;
+
+    load_keys(ks->rk[0], k0);
+    load_keys(ks->rk[1], k1);
+    for (; i + W / 2 <= n; i += W / 2) {
+#pragma GCC unroll 4
+        for (unsigned q = 0; q < W / 2; q++)
+            b[2 * q] = b[2 * q + 1] = ld(seeds + 16 * (i + q));
+        enc_w_pair(b, k0, k1);
+#pragma GCC unroll 4
+        for (unsigned q = 0; q < W / 2; q++) {
+            const uint8x16_t x = ld(seeds + 16 * (i + q));
+            st(out + 32 * (i + q), veorq_u8(b[2 * q], x));
+            st(out + 32 * (i + q) + 16, veorq_u8(b[2 * q + 1], x));
+        }
+    }
+    for (; i < n; i++) {
+        const uint8x16_t x = ld(seeds + 16 * i);
+        st(out + 32 * i, veorq_u8(enc1(x, k0), x));
+        st(out + 32 * i + 16, veorq_u8(enc1(x, k1), x));
+    }
+}
+
 void neon_aes_mmo(const struct neon_sched *ks, const uint8_t *seeds, uint8_t *out, size_t n)
 {
     const size_t m = ks->m;
@@ -189,12 +242,16 @@ void neon_aes_mmo(const struct neon_sched *ks, const uint8_t *seeds, uint8_t *ou
         one_key(k, seeds, 0, 1, out, n);
         return;
     }
-/* m keys: W/m seeds (one for m > 4) per pass, encrypted under every
-     * key in lanes side by side, so out is written in order. m is known
-     * only at run time, so each lane loads its seed and its key's round
-     * keys itself (the compiler cannot share them): 8 loads per round,
-     * which on V1/V2 binds before the AES units do. Lanes past the last
-     * seed repeat lane 0 and are not stored. */
+    if (m == 2) {
+        mmo_pair(ks, seeds, out, n);
+        return;
+    }
+    /* m = 3..8 keys: W/m seeds (one for m > 4) per pass, encrypted under
+     * every key in lanes side by side, so out is written in order. m is
+     * known only at run time and m schedules do not fit the registers, so
+     * each lane loads its seed and its key's round keys itself
+     * (enc_w_lanes): 8 loads per round, which on V1/V2 binds before the AES
+     * units do. Lanes past the last seed repeat lane 0 and are not stored. */
     const size_t per = m <= W ? W / m : 1;
     const uint8_t *kp[W];
     uint8x16_t b[W], s[W];
@@ -234,28 +291,27 @@ static inline uint8x16_t clr_t(uint8x16_t x)
 void neon_dpf_expand(const struct neon_sched *ks, const uint8_t *parents, uint8_t *children,
                      size_t n, const uint8_t cw[2][16])
 {
-    const uint8x16_t cwv[2] = {ld(cw[0]), ld(cw[1])};
-    const uint8_t *kp[W];
-    uint8x16_t b[W], s[W / 2], tm[W / 2];
+    uint8x16_t k0[11], k1[11], b[W];
 
-    for (unsigned l = 0; l < W; l++)
-        kp[l] = ks->rk[l & 1u];
+    /* kL and kR in registers (enc_w_pair); the correction words and each
+     * parent's control mask are loaded again after the rounds, not kept
+     * live through them. */
+    load_keys(ks->rk[0], k0);
+    load_keys(ks->rk[1], k1);
     for (size_t p = 0; p < n; p += W / 2) {
         const size_t cnt = n - p < W / 2 ? n - p : W / 2;
 #pragma GCC unroll 4
-        for (unsigned q = 0; q < W / 2; q++) {
-            const uint8x16_t x = ld(parents + 16 * (p + (q < cnt ? q : 0)));
-            tm[q] = tmask(x);
-            s[q] = b[2 * q] = b[2 * q + 1] = clr_t(x);
-        }
-        enc_w_lanes(b, kp);
+        for (unsigned q = 0; q < W / 2; q++)
+            b[2 * q] = b[2 * q + 1] = clr_t(ld(parents + 16 * (p + (q < cnt ? q : 0))));
+        enc_w_pair(b, k0, k1);
 #pragma GCC unroll 4
         for (unsigned q = 0; q < W / 2; q++) {
             if (q < cnt) {
+                const uint8x16_t x = ld(parents + 16 * (p + q)), s = clr_t(x), tm = tmask(x);
                 st(children + 32 * (p + q),
-                   veorq_u8(veorq_u8(b[2 * q], s[q]), vandq_u8(cwv[0], tm[q])));
+                   veorq_u8(veorq_u8(b[2 * q], s), vandq_u8(ld(cw[0]), tm)));
                 st(children + 32 * (p + q) + 16,
-                   veorq_u8(veorq_u8(b[2 * q + 1], s[q]), vandq_u8(cwv[1], tm[q])));
+                   veorq_u8(veorq_u8(b[2 * q + 1], s), vandq_u8(ld(cw[1]), tm)));
             }
         }
     }
