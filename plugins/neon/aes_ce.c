@@ -288,32 +288,42 @@ static inline uint8x16_t clr_t(uint8x16_t x)
     return vbicq_u8(x, vreinterpretq_u8_u32(bit));
 }
 
+/* child 2i+b of parent x: G_b(clr x) ^ clr x ^ (t(x) ? cw[b] : 0), the
+ * AES output y given. */
+static inline void expand_store(uint8_t *children, uint8x16_t x, uint8x16_t y0, uint8x16_t y1,
+                                const uint8_t cw[2][16])
+{
+    const uint8x16_t s = clr_t(x), tm = tmask(x);
+    st(children, veorq_u8(veorq_u8(y0, s), vandq_u8(ld(cw[0]), tm)));
+    st(children + 16, veorq_u8(veorq_u8(y1, s), vandq_u8(ld(cw[1]), tm)));
+}
+
 void neon_dpf_expand(const struct neon_sched *ks, const uint8_t *parents, uint8_t *children,
                      size_t n, const uint8_t cw[2][16])
 {
     uint8x16_t k0[11], k1[11], b[W];
+    size_t p = 0;
 
-    /* kL and kR in registers (enc_w_pair); the correction words and each
-     * parent's control mask are loaded again after the rounds, not kept
-     * live through them. */
+    /* kL and kR in registers (enc_w_pair), W / 2 parents a pass; the
+     * correction words and each parent's control mask are loaded again
+     * after the rounds, not kept live through them. Whole passes store
+     * unconditionally, so the compiler keeps the W lanes of a round
+     * together in one block; the last parents go one by one. */
     load_keys(ks->rk[0], k0);
     load_keys(ks->rk[1], k1);
-    for (size_t p = 0; p < n; p += W / 2) {
-        const size_t cnt = n - p < W / 2 ? n - p : W / 2;
+    for (; p + W / 2 <= n; p += W / 2) {
 #pragma GCC unroll 4
         for (unsigned q = 0; q < W / 2; q++)
-            b[2 * q] = b[2 * q + 1] = clr_t(ld(parents + 16 * (p + (q < cnt ? q : 0))));
+            b[2 * q] = b[2 * q + 1] = clr_t(ld(parents + 16 * (p + q)));
         enc_w_pair(b, k0, k1);
 #pragma GCC unroll 4
-        for (unsigned q = 0; q < W / 2; q++) {
-            if (q < cnt) {
-                const uint8x16_t x = ld(parents + 16 * (p + q)), s = clr_t(x), tm = tmask(x);
-                st(children + 32 * (p + q),
-                   veorq_u8(veorq_u8(b[2 * q], s), vandq_u8(ld(cw[0]), tm)));
-                st(children + 32 * (p + q) + 16,
-                   veorq_u8(veorq_u8(b[2 * q + 1], s), vandq_u8(ld(cw[1]), tm)));
-            }
-        }
+        for (unsigned q = 0; q < W / 2; q++)
+            expand_store(children + 32 * (p + q), ld(parents + 16 * (p + q)), b[2 * q],
+                         b[2 * q + 1], cw);
+    }
+    for (; p < n; p++) {
+        const uint8x16_t x = ld(parents + 16 * p), s = clr_t(x);
+        expand_store(children + 32 * p, x, enc1(s, k0), enc1(s, k1), cw);
     }
 }
 
