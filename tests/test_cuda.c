@@ -557,13 +557,16 @@ static int done(char *conf, int rc)
     return rc;
 }
 
-int main(void)
+/* argv[1]: the module's directory, for a copied tree (make cuda-bundle);
+ * the build tree's by default. */
+int main(int argc, char **argv)
 {
+    const char *plugin_dir = argc > 1 ? argv[1] : CUDA_PLUGIN_DIR;
     char *conf = tu_write_temp("[engine]\nallow_variable_time = yes\n[tune]\nvet = no\n");
     mpce_options opts = {
         .struct_size = sizeof(opts),
         .config_path = conf,
-        .plugin_path = CUDA_PLUGIN_DIR,
+        .plugin_path = plugin_dir,
         .flags = MPCE_OPT_NO_USER_CONFIG | MPCE_OPT_NO_ENV | MPCE_OPT_NO_SYSTEM_CONFIG,
     };
     const mpce_impl_info *rows;
@@ -588,7 +591,7 @@ int main(void)
             mpce_engine_free(engine);
             return done(conf, 1);
         }
-        fprintf(stderr, "test_cuda: no cuda module in %s\n", CUDA_PLUGIN_DIR);
+        fprintf(stderr, "test_cuda: no cuda module in %s\n", plugin_dir);
         mpce_engine_free(engine);
         return done(conf, 1);
     }

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "engine/spec/dpf_key.h"
+#include "engine/spec/dpf_keys.h"
 #include "engine/spec/ntt_params.h"
 #include "plugins/cuda/dpf_keys.h"
 #include "plugins/cuda/k_dpf.h"
@@ -341,10 +342,24 @@ static int dpf_case(unsigned bits, unsigned group)
         cudak_dpf_eval(NULL, &e.d, &dk, 1, points, NDPF, got);
         ok &= memcmp(got, want, NDPF * osz) == 0 && got[NDPF * osz] == 0xA5;
         free(t.bytes);
+        /* The same keys as an engine batch (eval_batch), sliced from key 1
+         * on as the module slices one: cuda_dpf_keys_from_batch's copy of
+         * each level's row from its offset. */
+        mpce_dpf_keys *batch = NULL;
+        CU_ASSERT_FATAL(mpce_dpf_keys_new(ctx, (const mpce_dpf_key *const *)k[party], NDPF,
+                                          &batch) == MPCE_OK);
+        struct cuda_dpf_host_keys ts = {0};
+        CU_ASSERT_FATAL(cuda_dpf_keys_from_batch(&batch->b, 1, NDPF - 1, bits, &ts) == 0);
+        const struct cudak_dpf_keys dks = cuda_dpf_keys_view(&ts, ts.bytes);
+        memset(got, 0xA5, sizeof got);
+        cudak_dpf_eval(NULL, &e.d, &dks, 1, points + 1, NDPF - 1, got);
+        ok &= memcmp(got, want + osz, (NDPF - 1) * osz) == 0 && got[(NDPF - 1) * osz] == 0xA5;
+        free(ts.bytes);
+        mpce_dpf_keys_free(batch);
     }
     if (!ok)
-        fprintf(stderr, "  DPF many-key eval differs from dpf-soft: bits %u, group %u\n", bits,
-                group);
+        fprintf(stderr, "  DPF many-key eval (parsed keys or a batch's slice) differs from "
+                "dpf-soft: bits %u, group %u\n", bits, group);
 
     /* One key at many points. */
     {

@@ -146,10 +146,16 @@ static void verify_device(mpce_engine *e, const struct mpce_pins_row *row, const
     if (mpce_row_parse(row->key, &id, &v, &sc) != 0)
         return;
     mpce_bench_class_span(sc, &lo, &top);
-    if (row->crossover / 2 < lo)
+    /* Half the crossover, rounded down to a size of the row's shape (a
+     * bracketed crossover is an odd multiple of a polynomial's N, say). */
+    const uint64_t per = mpce_bench_count_unit(op, row->shape);
+    uint64_t half = row->crossover / 2;
+    if (per > 1)
+        half -= half % per;
+    if (half < lo || half == 0)
         return;
-    snprintf(what, sizeof(what), "at %llu", (unsigned long long)(row->crossover / 2));
-    if ((rc = verify_pair(row, op, dev, host, row->crossover / 2, 0, what)) >= 0) {
+    snprintf(what, sizeof(what), "at %llu", (unsigned long long)half);
+    if ((rc = verify_pair(row, op, dev, host, half, 0, what)) >= 0) {
         (*checked)++;
         *off += rc == 0;
     }

@@ -33,8 +33,8 @@ static int probe_plugin(const struct mpce_host *host, char *why, size_t len)
         snprintf(dl, sizeof(dl), "%s", err != NULL ? err : "not found");
         int n = 0;
         const cudaError_t e = cudaGetDeviceCount(&n);
-        snprintf(why, len, "no CUDA device: cudaGetDeviceCount: %s (no NVIDIA driver: %s)",
-                 e != cudaSuccess ? cudaGetErrorString(e) : "no error", dl);
+        snprintf(why, len, "no CUDA device: no NVIDIA driver (%s; cudaGetDeviceCount: %s)",
+                 dl, e != cudaSuccess ? cudaGetErrorString(e) : "no error");
         return 1;
     }
     int (*get_version)(int *) = (int (*)(int *))dlsym(h, "cuDriverGetVersion");
@@ -42,15 +42,22 @@ static int probe_plugin(const struct mpce_host *host, char *why, size_t len)
     const int got = get_version != NULL && get_version(&v) == 0;
     dlclose(h);
     if (!got) {
-        snprintf(why, len, "the NVIDIA driver's libcuda.so.1 has no working cuDriverGetVersion");
+        snprintf(why, len, "no CUDA device usable: the NVIDIA driver's libcuda.so.1 has no "
+                 "working cuDriverGetVersion; reinstall the NVIDIA driver");
         return 1;
     }
-    if (v < CUDART_VERSION) {
+    /* CUDA's minor-version compatibility: a driver of the runtime's major
+     * version runs this module's sm_90 code whatever its minor version
+     * (only JIT-compiling newer PTX needs a newer driver, and the module
+     * ships SASS for the architectures it names); an older major version
+     * cannot. */
+    if (v / 1000 < CUDART_VERSION / 1000) {
         snprintf(why, len,
-                 "cudaGetDeviceCount would fail: CUDA driver version is insufficient for CUDA "
-                 "runtime version (the driver supports CUDA %d.%d, this module was built with "
-                 "CUDA %d.%d); update the NVIDIA driver",
-                 v / 1000, v % 1000 / 10, CUDART_VERSION / 1000, CUDART_VERSION % 1000 / 10);
+                 "no CUDA device usable: the NVIDIA driver supports CUDA %d.%d, and this module "
+                 "was built with CUDA %d.%d, which needs a CUDA %d driver; update the NVIDIA "
+                 "driver",
+                 v / 1000, v % 1000 / 10, CUDART_VERSION / 1000, CUDART_VERSION % 1000 / 10,
+                 CUDART_VERSION / 1000);
         return 1;
     }
     return 0;

@@ -181,6 +181,10 @@ mpce_status mpce_bench_impl_cand_knobs(const struct mpce_slot *slot,
  * of two for a domain, out of range). */
 int mpce_bench_shape_at(const char *op, const char *text, uint64_t elements,
                         struct mpce_bench_shape *out);
+/* The work elements of one unit of op `text`'s count: a polynomial's N,
+ * mmo's m, else 1; 0 when its sizes are a DPF domain's powers of two (or
+ * the text does not parse). A size of the shape is a multiple of it. */
+uint64_t mpce_bench_count_unit(const char *op, const char *text);
 /* The count of op `text` at `elements` work elements, as the shape's key
  * and what one unit of it is: "B=256 (polynomials of N=4096)", "n=65536
  * (seeds, m=2 keys each)", "keys=1048576 (keys, a point each)", "bits=20

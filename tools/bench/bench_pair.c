@@ -96,6 +96,15 @@ int mpce_bench_shape_at(const char *op, const char *text, uint64_t elements,
     return mpce_bench_work_elements(out) == elements ? 0 : -1;
 }
 
+uint64_t mpce_bench_count_unit(const char *op, const char *text)
+{
+    struct mpce_bench_shape s;
+    if (mpce_bench_shape_parse(op, text, &s) != MPCE_OK)
+        return 0;
+    uint64_t per = 1;
+    return strcmp(count_key(&s, &per), "bits") == 0 ? 0 : per;
+}
+
 int mpce_bench_count_text(const char *op, const char *text, uint64_t elements, char *buf,
                           size_t len)
 {

@@ -22,8 +22,9 @@
  *     larger calls). The large class has no top, and a GPU's fixed cost is
  *     often paid back only by batches far above the class's lower bound (a
  *     2048-polynomial NTT batch of N = 4096 is 2^23 words), so there the
- *     search goes on doubling, up to XOVER_CEILING work elements or the
- *     largest size of the op's shape, and brackets the first size it wins
+ *     search goes on doubling, up to XOVER_CEILING work elements, the
+ *     largest size of the op's shape or a host call of more than
+ *     XOVER_HOST_CALL_BUDGET_S, and brackets the first size it wins
  *     at in the same way; no win up to there is no crossover, and says up
  *     to where it was looked for.
  *
@@ -61,6 +62,10 @@
  * a call of that many elements per round, so the ceiling bounds the
  * search's time and memory on the machine being tuned. */
 #define XOVER_CEILING (UINT64_C(1) << 24)
+/* And no larger size once a host call of the last one took this long: the
+ * ops whose elements are heavy (a DPF key, an LPN output) reach it first,
+ * the PRG's blocks never. */
+#define XOVER_HOST_CALL_BUDGET_S 0.25
 
 struct xover {
     const char *key;
@@ -100,7 +105,7 @@ struct search {
     struct mpce_bench_timing t;
     /* The last point: its ratio (host time / device time) and spread; why
      * and wrong when it could not be run. */
-    double ratio, spread;
+    double ratio, spread, host_s;
     int wrong;
     char why[600];
 };
@@ -110,7 +115,7 @@ struct search {
 static int point(struct search *s, uint64_t elements)
 {
     struct mpce_bench_shape shape;
-    s->ratio = s->spread = 0;
+    s->ratio = s->spread = s->host_s = 0;
     s->wrong = 0;
     if (mpce_bench_shape_at(s->row->bench_op, s->row->shape, elements, &shape) != 0) {
         snprintf(s->why, sizeof(s->why), "no %s shape of %" PRIu64 " work elements",
@@ -125,6 +130,7 @@ static int point(struct search *s, uint64_t elements)
     }
     s->ratio = p.median[0] > 0 ? p.median[1] / p.median[0] : 0;
     s->spread = p.spread[1];
+    s->host_s = p.median[1];
     return p.median[1] > 0 && probe_clears(1.0 - p.median[0] / p.median[1], p.spread[1]);
 }
 
@@ -140,27 +146,19 @@ static void wrong_at(const struct search *s, uint64_t elements)
     say(s->key, s->dev_name, 0, verdict);
 }
 
-/* The smallest size of the row's shape, in work elements, that `lost` is a
- * multiple of: a polynomial's N, mmo's m, else 1. */
-static uint64_t unit_of(const struct probe_row *row, uint64_t lost)
-{
-    struct mpce_bench_shape ds;
-    for (uint64_t d = 1; d <= lost; d *= 2)
-        if (mpce_bench_shape_at(row->bench_op, row->shape, d, &ds) == 0)
-            return d;
-    return 1;
-}
-
 /* Lost at `lost` (ratio lost_ratio there), won at `from` (won_ratio): one
  * size between, then the verdict. context says where else it was timed. */
 static void bracket(struct search *s, uint64_t lost, double lost_ratio, uint64_t from,
                     double won_ratio, const char *context)
 {
-    const uint64_t per = unit_of(s->row, lost);
-    uint64_t mid = (uint64_t)((double)lost * 1.41421356237);
-    mid -= mid % per;
-    int rm = -1;
+    /* A DPF domain's sizes are powers of two: none between. */
+    const uint64_t per = mpce_bench_count_unit(s->row->bench_op, s->row->shape);
+    uint64_t mid = per ? (uint64_t)((double)lost * 1.41421356237) : 0;
+    if (per)
+        mid -= mid % per;
+    int rm = -1, tried = 0;
     if (mid > lost && mid < from) {
+        tried = 1;
         rm = point(s, mid);
         if (rm < 0 && s->wrong) {
             wrong_at(s, mid);
@@ -170,9 +168,12 @@ static void bracket(struct search *s, uint64_t lost, double lost_ratio, uint64_t
     const uint64_t at = rm == 1 ? mid : from;
     char between[120] = "", verdict[700];
     if (rm == 0)
-        snprintf(between, sizeof(between), ", and %.2fx at %" PRIu64, s->ratio, mid);
+        snprintf(between, sizeof(between), ", nor at %" PRIu64 " (%.2fx)", mid, s->ratio);
+    else if (rm < 0 && tried)
+        snprintf(between, sizeof(between), "; %" PRIu64 " between could not be run: %.60s",
+                 mid, s->why);
     snprintf(verdict, sizeof(verdict), "%s beats %s by more than its spread from %" PRIu64
-             " work elements (%.2fx there%s; %.2fx at %" PRIu64 "%s, where it does not)",
+             " work elements (%.2fx there%s; %.2fx at %" PRIu64 ", where it does not%s)",
              s->dev_name, s->host_name, at, rm == 1 ? s->ratio : won_ratio, context,
              lost_ratio, lost, between);
     say(s->key, s->dev_name, at, verdict);
@@ -213,6 +214,15 @@ static void above_top(struct search *s, uint64_t top, double top_ratio, double t
         lost = size;
         lost_ratio = s->ratio;
         lost_spread = s->spread;
+        if (s->host_s > XOVER_HOST_CALL_BUDGET_S && size < XOVER_CEILING) {
+            snprintf(verdict, sizeof(verdict), "%s does not beat %s by more than its spread up "
+                     "to %" PRIu64 " work elements (%.3gx there, the host's spread %.1f %%), "
+                     "where a host call takes %.2f s: searched no further (calls of over %.2f "
+                     "s): no crossover", s->dev_name, s->host_name, lost, lost_ratio,
+                     100.0 * lost_spread, s->host_s, XOVER_HOST_CALL_BUDGET_S);
+            say(s->key, s->dev_name, 0, verdict);
+            return;
+        }
     }
     snprintf(verdict, sizeof(verdict), "%s does not beat %s by more than its spread up to %"
              PRIu64 " work elements, %" PRIu64 " times the class's top (%.3gx there, the "
