@@ -206,7 +206,7 @@ struct mpce_host {
     OP(prg, ecb, 0, 1, int,                                                                \
        (const struct mpce_call *, call)(size_t, key_index)(const uint8_t *, in)            \
        (uint8_t *, out)(size_t, n))                                                        \
-    /* out[i*m + j] = AES_{keys[j]}(seeds[i]) ^ seeds[i] */                                \
+    /* out[i*m + j] = AES_{keys[j]}(seeds[i]) ^ seeds[i]; out never overlaps seeds */      \
     OP(prg, mmo, 0, 1, int,                                                                \
        (const struct mpce_call *, call)(const uint8_t *, seeds)(uint8_t *, out)(size_t, n)) \
     /* out[i] = AES_{keys[key_index]}(LE64(c0 + i mod 2^64) || 0^64) */                    \

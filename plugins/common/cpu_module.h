@@ -4,8 +4,9 @@
  * written once so that the modules cannot drift apart on the rules a user
  * relies on: the feature-mask variable (MPCENGINE_<MODULE>_DISABLE) is read
  * through the host, so it obeys the engine's environment rules (ignored by
- * root, setuid programs and MPCE_OPT_NO_ENV); unknown names in it are
- * ignored, so a name from a newer release never stops an older module
+ * root, setuid programs and MPCE_OPT_NO_ENV); names match in any case,
+ * spaces around them ignored; unknown names in it are ignored with a
+ * warning, so a name from a newer release never stops an older module
  * loading; a refusal names what is missing and what the CPU has; and the
  * module descriptor is filled the same way. Header-only: each module
  * compiles it with its own files, and nothing here reaches engine/.
@@ -52,12 +53,35 @@ static inline void mpce_cpu_mask(const struct mpce_host *host, const char *var,
     snprintf(buf, sizeof(buf), "%s", env);
     char *save = NULL;
     for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        /* " AES " as "aes": listings print the names in capitals. */
+        while (*tok == ' ' || *tok == '\t')
+            tok++;
+        size_t tl = strlen(tok);
+        while (tl > 0 && (tok[tl - 1] == ' ' || tok[tl - 1] == '\t'))
+            tok[--tl] = '\0';
+        for (size_t k = 0; k < tl; k++)
+            if (tok[k] >= 'A' && tok[k] <= 'Z')
+                tok[k] = (char)(tok[k] - 'A' + 'a');
+        int known = tl == 0;
         for (size_t i = 0; i < n_names; i++) {
             if (strcmp(tok, names[i].name) == 0) {
+                known = 1;
                 *(int *)((char *)cpu + names[i].off) = 0;
                 size_t used = strlen(masked);
                 snprintf(masked + used, masked_len - used, "%s%s", used ? "," : "", tok);
             }
+        }
+        /* Ignored (a newer release's name must not stop this one), but
+         * said: a misspelt name would otherwise mask nothing silently. */
+        if (!known && host->log) {
+            char list[200];
+            size_t lu = 0;
+            list[0] = '\0';
+            for (size_t i = 0; i < n_names && lu < sizeof(list); i++)
+                lu += (size_t)snprintf(list + lu, sizeof(list) - lu, "%s%s", i ? ", " : "",
+                                       names[i].name);
+            host->log(host, MPCE_LOG_WARNING, "%s: unknown feature '%.40s' ignored (it takes: %s)",
+                      var, tok, list);
         }
     }
 }

@@ -62,7 +62,9 @@ struct mpce_dpf_tuning {
 
 /* Fused node kernels over the backend's PRG state (nodes as above). */
 struct mpce_dpf_accel {
-    /* child[2i+b] = G_b(clr p[i]) ^ (t(p[i]) ? cw[b] : 0) for n parents. */
+    /* child[2i+b] = G_b(clr p[i]) ^ (t(p[i]) ? cw[b] : 0) for n parents.
+     * parents and children do not overlap (the walks expand between two
+     * buffers): kernels may read a parent again after storing children. */
     void (*expand)(const void *prg_state, const uint8_t *parents, uint8_t *children, size_t n,
                    const uint8_t cw[2][16]);
     /* node[i] = G_{dir[i]}(clr node[i]) ^ (t(node[i]) ? cw[i] : 0), in place. */

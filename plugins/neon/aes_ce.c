@@ -97,6 +97,7 @@ static inline uint8x16_t enc1(uint8x16_t x, const uint8x16_t k[11])
  * AESE/AESMC pairs of a round are independent and issue back to back. */
 static inline void enc_w(uint8x16_t b[W], const uint8x16_t k[11])
 {
+#pragma GCC unroll 9
     for (unsigned r = 0; r < 9; r++) {
 #pragma GCC unroll 8
         for (unsigned i = 0; i < W; i++)
@@ -230,6 +231,64 @@ static void mmo_pair(const struct neon_sched *ks, const uint8_t *seeds, uint8_t 
     }
 }
 
+/* mmo with M = 3..8 keys, M a constant where it is inlined: W / M seeds a
+ * pass (one for M > 4) in lanes q * M + j (seed q, key j), so out is
+ * written in order. The M schedules do not fit the registers beside the
+ * blocks, so each round loads each key's round key once and uses it for
+ * its W / M lanes (M loads a round, not one per lane), and each seed is
+ * loaded once for its M lanes and again for the feed-forward. The last
+ * seeds, fewer than a pass, go one by one under each key. */
+static inline __attribute__((always_inline)) void mmo_m(const struct neon_sched *ks,
+                                                        const uint8_t *seeds, uint8_t *out,
+                                                        size_t n, const unsigned M)
+{
+    const unsigned per = W / M;
+    uint8x16_t b[W];
+    size_t i = 0;
+
+    for (; i + per <= n; i += per) {
+#pragma GCC unroll 8
+        for (unsigned q = 0; q < per; q++) {
+            const uint8x16_t x = ld(seeds + 16 * (i + q));
+#pragma GCC unroll 8
+            for (unsigned j = 0; j < M; j++)
+                b[q * M + j] = x;
+        }
+#pragma GCC unroll 9
+        for (unsigned r = 0; r < 9; r++) {
+#pragma GCC unroll 8
+            for (unsigned j = 0; j < M; j++) {
+                const uint8x16_t kr = ld(ks->rk[j] + 16 * r);
+#pragma GCC unroll 8
+                for (unsigned q = 0; q < per; q++)
+                    b[q * M + j] = vaesmcq_u8(vaeseq_u8(b[q * M + j], kr));
+            }
+        }
+#pragma GCC unroll 8
+        for (unsigned j = 0; j < M; j++) {
+            const uint8x16_t k9 = ld(ks->rk[j] + 144), k10 = ld(ks->rk[j] + 160);
+#pragma GCC unroll 8
+            for (unsigned q = 0; q < per; q++)
+                b[q * M + j] = veorq_u8(vaeseq_u8(b[q * M + j], k9), k10);
+        }
+#pragma GCC unroll 8
+        for (unsigned q = 0; q < per; q++) {
+            const uint8x16_t x = ld(seeds + 16 * (i + q));
+#pragma GCC unroll 8
+            for (unsigned j = 0; j < M; j++)
+                st(out + 16 * ((i + q) * M + j), veorq_u8(b[q * M + j], x));
+        }
+    }
+    for (; i < n; i++) {
+        const uint8x16_t x = ld(seeds + 16 * i);
+        for (unsigned j = 0; j < M; j++) {
+            uint8x16_t k[11];
+            load_keys(ks->rk[j], k);
+            st(out + 16 * (i * M + j), veorq_u8(enc1(x, k), x));
+        }
+    }
+}
+
 void neon_aes_mmo(const struct neon_sched *ks, const uint8_t *seeds, uint8_t *out, size_t n)
 {
     const size_t m = ks->m;
@@ -246,31 +305,25 @@ void neon_aes_mmo(const struct neon_sched *ks, const uint8_t *seeds, uint8_t *ou
         mmo_pair(ks, seeds, out, n);
         return;
     }
-    /* m = 3..8 keys: W/m seeds (one for m > 4) per pass, encrypted under
-     * every key in lanes side by side, so out is written in order. m is
-     * known only at run time and m schedules do not fit the registers, so
-     * each lane loads its seed and its key's round keys itself
-     * (enc_w_lanes): 8 loads per round, which on V1/V2 binds before the AES
-     * units do. Lanes past the last seed repeat lane 0 and are not stored. */
-    const size_t per = m <= W ? W / m : 1;
-    const uint8_t *kp[W];
-    uint8x16_t b[W], s[W];
-
-    for (unsigned l = 0; l < W; l++)
-        kp[l] = ks->rk[l % m];
-    for (size_t i = 0; i < n; i += per) {
-        const size_t seeds_now = n - i < per ? n - i : per;
-        const size_t lanes = seeds_now * m;
-#pragma GCC unroll 8
-        for (unsigned l = 0; l < W; l++) {
-            const size_t si = i + (l < lanes ? l / m : 0);
-            s[l] = b[l] = ld(seeds + 16 * si);
-        }
-        enc_w_lanes(b, kp);
-#pragma GCC unroll 8
-        for (unsigned l = 0; l < W; l++)
-            if (l < lanes)
-                st(out + 16 * (i * m + l), veorq_u8(b[l], s[l]));
+    switch (m) {
+    case 3:
+        mmo_m(ks, seeds, out, n, 3);
+        break;
+    case 4:
+        mmo_m(ks, seeds, out, n, 4);
+        break;
+    case 5:
+        mmo_m(ks, seeds, out, n, 5);
+        break;
+    case 6:
+        mmo_m(ks, seeds, out, n, 6);
+        break;
+    case 7:
+        mmo_m(ks, seeds, out, n, 7);
+        break;
+    default:
+        mmo_m(ks, seeds, out, n, 8);
+        break;
     }
 }
 

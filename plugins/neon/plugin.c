@@ -30,8 +30,8 @@ static int probe_aes(void *module_state, char *why, size_t len)
     const struct neon_module *m = module_state;
     return m->cpu.aes ? 0
                       : neon_refuse(m, why, len, neon_cpu_raw()->aes,
-                                    "the AES Crypto Extension, FEAT_AES",
-                                    "the soft backend serves instead");
+                                    "the AES Crypto Extension (FEAT_AES)",
+                                    "another implementation (soft) serves instead");
 }
 
 #define IMPL(var, prim, nm, cls, prio, table, pr, nk, kl)                                  \
