@@ -165,6 +165,20 @@ static void check_no_children(void)
 
 static size_t verdict_files(struct timespec *newest);
 
+/* This process's open descriptors: a vet that crashed or hung must leave
+ * the host none of its pipes. -1 where /proc/self/fd cannot be read. */
+static long open_fds(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    if (d == NULL)
+        return -1;
+    long n = 0;
+    for (struct dirent *de; (de = readdir(d)) != NULL;)
+        n += de->d_name[0] != '.';
+    closedir(d);
+    return n - 1; /* the directory's own descriptor */
+}
+
 struct bad_case {
     const char *which;  /* bad_<which>.so */
     const char *fault;  /* in the reason */
@@ -237,6 +251,7 @@ static void test_each_fault(void)
         mpce_engine *e = NULL;
         struct timespec t;
         const size_t files = verdict_files(&t);
+        const long fds_before = open_fds();
         double t0 = now_s();
         mpce_status st = engine_with(dir, NULL, hangs ? HANG_TIMEOUT : "30", NULL, &log, &e);
         double took = now_s() - t0;
@@ -272,6 +287,11 @@ static void test_each_fault(void)
             check_okay(e);
         mpce_engine_free(e);
         check_no_children();
+        const long fds_after = open_fds();
+        CU_ASSERT(fds_before < 0 || fds_after == fds_before);
+        if (fds_before >= 0 && fds_after != fds_before)
+            fprintf(stderr, "%s: the host had %ld descriptors open before, %ld after\n",
+                    c->which, fds_before, fds_after);
         tu_remove_dir(dir);
     }
 }
