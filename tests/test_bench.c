@@ -411,12 +411,12 @@ static void auto_ecb(size_t n, char *name, size_t len)
     mpce_prg_free(ctx);
 }
 
-static void check_dispatch_rows(const char *shape, const char *impl)
+static void check_dispatch_rows_of(const char *op, const char *shape, const char *impl)
 {
     const struct got_row *direct = row_of("direct"), *api = row_of("api");
     CU_ASSERT_FATAL(direct != NULL && api != NULL);
     CU_ASSERT(!direct->skipped && !api->skipped);
-    CU_ASSERT_STRING_EQUAL(api->op, "prg.dispatch");
+    CU_ASSERT_STRING_EQUAL(api->op, op);
     CU_ASSERT_STRING_EQUAL(api->shape, shape);
     CU_ASSERT_STRING_EQUAL(api->unit, "ns/call");
     CU_ASSERT_STRING_EQUAL(direct->unit, "ns/call");
@@ -433,7 +433,14 @@ static void check_dispatch_rows(const char *shape, const char *impl)
     CU_ASSERT(strstr(direct->note, impl) != NULL);
     if (strstr(api->note, impl) == NULL)
         fprintf(stderr, "  note was: %s (expected %s)\n", api->note, impl);
+    /* And as a share of the op's own time: the API's checks against it. */
+    CU_ASSERT(strstr(api->note, " % of direct") != NULL);
     check_rows();
+}
+
+static void check_dispatch_rows(const char *shape, const char *impl)
+{
+    check_dispatch_rows_of("prg.dispatch", shape, impl);
 }
 
 static void test_dispatch_row(void)
@@ -471,6 +478,18 @@ static void test_dispatch_row(void)
     o = quick("prg.dispatch", "n=1");
     o.impl = "ntt-soft"; /* known, but not a PRG */
     TU_ASSERT_ERROR(run(&o), MPCE_ERR_ARG, "no candidate");
+
+    /* ntt.dispatch: a forward transform through the API against the op
+     * table of the implementation it resolves to, on one thread. */
+    o = quick("ntt.dispatch", "N=64,B=3,q=61bit");
+    o.impl = "ntt-soft";
+    CU_ASSERT_EQUAL_FATAL(run(&o), MPCE_OK);
+    CU_ASSERT_EQUAL(n_rows, 2);
+    check_dispatch_rows_of("ntt.dispatch", "N=64,B=3,q=61bit", "ntt-soft");
+    CU_ASSERT(strstr(row_of("direct")->note, "ntt-soft's ntt.forward through its op table") !=
+              NULL);
+    o = quick("ntt.dispatch", "N=64,B=3,q=61bit,threads=2");
+    TU_ASSERT_ERROR(run(&o), MPCE_ERR_ARG, "unknown key");
 }
 
 /* ---- asynchronous implementations --------------------------------------------- */

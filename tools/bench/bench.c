@@ -273,9 +273,10 @@ static void add_thread_pair(struct row *r)
     }
 }
 
-/* prg.dispatch: "direct", the ecb op of the implementation the API call
- * runs, through its op table; "api", the public call on a context. Both on
- * the same buffers; api's baseline is direct. */
+/* prg.dispatch and ntt.dispatch: "direct", the op (ecb, forward) of the
+ * implementation the API call runs, through its op table; "api", the
+ * public call on a context. Both on the same buffers; api's baseline is
+ * direct. */
 static void add_dispatch_pair(struct row *r)
 {
     const char *impl;
@@ -311,8 +312,8 @@ static void add_dispatch_pair(struct row *r)
                  mpce_last_error());
     else {
         snprintf(d->name, sizeof(d->name), "direct");
-        snprintf(d->note, sizeof(d->note), "%s's prg.ecb through its op table",
-                 r->dispatch_impl);
+        snprintf(d->note, sizeof(d->note), "%s's %s through its op table", r->dispatch_impl,
+                 mpce_bench_engine_op(&r->s));
         r->dispatch_direct = (int)r->n++;
     }
     if (r->dispatch_direct < 0)
@@ -348,8 +349,9 @@ static void dispatch_note(const struct row *r, const struct mpce_bench_cand *a, 
         if (i == 0 || diff > hi)
             hi = diff;
     }
-    snprintf(note, len, "dispatch overhead %.1f ns/call (median api - median direct; "
-             "per round %.1f to %.1f ns); %s %s", (a->median - d->median) * 1e9, lo * 1e9,
+    snprintf(note, len, "dispatch overhead %.1f ns/call, %.1f %% of direct (median api - "
+             "median direct; per round %.1f to %.1f ns); %s %s", (a->median - d->median) * 1e9,
+             d->median > 0 ? 100.0 * (a->median - d->median) / d->median : 0.0, lo * 1e9,
              hi * 1e9, how, r->dispatch_impl);
 }
 

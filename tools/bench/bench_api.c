@@ -100,10 +100,15 @@ static int run(void *arg)
     return mpce_dpf_eval_keys(c->dpf, c->impl, c->key_ptrs, f->points, (size_t)s->keys, f->out);
 }
 
-/* prg.dispatch: what an application's small call costs, nothing else. */
+/* prg.dispatch: what an application's small call costs, nothing else;
+ * ntt.dispatch: an NTT call through the API (routing, the argument and
+ * input checks), against the same op through the table. */
 static int run_dispatch(void *arg)
 {
     struct api_cand *c = arg;
+    if (c->s->prim == MPCE_PRIM_NTT)
+        return mpce_ntt_forward(c->ntt, c->impl_arg, (const uint64_t *)c->f->in,
+                                (uint64_t *)c->f->out, (size_t)c->s->B);
     return mpce_prg_ecb(c->prg, c->impl_arg, 0, c->f->in, c->f->out, c->n);
 }
 
@@ -282,13 +287,18 @@ mpce_status mpce_bench_dispatch_cand(mpce_engine *engine, const char *impl,
     struct api_cand *ac = new_api_cand(impl, s, f);
     if (!ac)
         return mpce_error(MPCE_ERR_NOMEM, "benchmark: out of memory");
-    /* The caller's thread count: a small call is never split, but the
-     * engine is the one an application with this configuration gets. */
-    mpce_status st = mpce_bench_private_engine(engine, engine->cfg.threads, &ac->engine);
+    /* prg.dispatch: the caller's thread count (a small call is never split,
+     * but the engine is the one an application with this configuration
+     * gets). ntt.dispatch: one thread, as direct runs, so the difference is
+     * the API's own work and not the pool's split of the batch. */
+    mpce_status st = mpce_bench_private_engine(
+        engine, s->prim == MPCE_PRIM_NTT ? 1u : engine->cfg.threads, &ac->engine);
     if (st == MPCE_OK)
-        st = mpce_prg_new(ac->engine, f->keys, 1, &ac->prg);
+        st = open_context(ac->engine, s, f, ac);
     /* Resolving makes the route and the state the timed calls then find. */
-    if (st == MPCE_OK)
+    if (st == MPCE_OK && s->prim == MPCE_PRIM_NTT)
+        st = mpce_ntt_resolve(ac->ntt, ac->impl_arg, "ntt.forward", (size_t)s->B, resolved);
+    else if (st == MPCE_OK)
         st = mpce_prg_resolve(ac->prg, ac->impl_arg, "prg.ecb", ac->n, resolved);
     if (st != MPCE_OK) {
         char detail[300];
