@@ -10,20 +10,17 @@
 #include <string.h>
 
 #include "plugins/aesni/aesni.h"
+#include "plugins/common/key_state.h"
 
 static int prg_new(const struct aesni_aes_kernel *kernel, void *module, const uint8_t *keys,
                    size_t m, void **state)
 {
     const struct aesni_module *mod = module;
-    /* aligned_alloc wants a multiple of the alignment. */
-    size_t bytes = (sizeof(struct aesni_prg) + 63u) & ~(size_t)63u;
-    struct aesni_prg *p = aligned_alloc(64, bytes);
+    struct aesni_prg *p =
+        mpce_key_state_new(mod ? mod->host : NULL, "aesni", sizeof(struct aesni_prg), m);
 
-    if (p == NULL) {
-        if (mod != NULL)
-            mod->host->set_error(mod->host, "out of memory for %zu AES key schedules", m);
+    if (p == NULL)
         return MPCE_ERR_NOMEM;
-    }
     aesni_sched_init(&p->ks, keys, m);
     p->kernel = kernel;
     *state = p;
@@ -32,14 +29,7 @@ static int prg_new(const struct aesni_aes_kernel *kernel, void *module, const ui
 
 static void prg_free(void *state)
 {
-    if (state == NULL)
-        return;
-    /* Round keys are key material: clear them where the compiler cannot
-     * drop the stores as dead. */
-    volatile uint8_t *v = state;
-    for (size_t i = 0; i < sizeof(struct aesni_prg); i++)
-        v[i] = 0;
-    free(state);
+    mpce_key_state_free(state, sizeof(struct aesni_prg));
 }
 
 static int prg_ecb(void *state, const struct mpce_call *call, size_t key_index, const uint8_t *in, uint8_t *out, size_t n)

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "plugins/common/key_state.h"
 #include "plugins/cuda/cuda.h"
 #include "plugins/cuda/dpf_keys.h"
 #include "plugins/cuda/k_aes.h"
@@ -202,9 +203,7 @@ static int dpf_gen(void *state, const struct mpce_call *call, uint64_t alpha, co
         run_copy(&r, &res, dout, sizeof(res), cudaMemcpyDeviceToHost);
     }
     int rc = run_end(&r);
-    volatile unsigned char *v = (volatile unsigned char *)&in;
-    for (size_t i = 0; i < sizeof(in); i++)
-        v[i] = 0;
+    mpce_wipe(&in, sizeof(in));
     if (rc != 0)
         return rc;
     memset(key0, 0, sizeof(*key0));
@@ -224,9 +223,7 @@ static int dpf_gen(void *state, const struct mpce_call *call, uint64_t alpha, co
     memcpy(key1->seed, s1, 16);
     key0->seed[12] &= 0xfe;
     key1->seed[12] &= 0xfe;
-    v = (volatile unsigned char *)&res;
-    for (size_t i = 0; i < sizeof(res); i++)
-        v[i] = 0;
+    mpce_wipe(&res, sizeof(res));
     return 0;
 }
 

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "plugins/common/key_state.h"
 #include "plugins/cuda/cuda.h"
 #include "plugins/cuda/k_aes.h"
 
@@ -36,9 +37,7 @@ static int prg_new(void *module, const uint8_t *keys, size_t m, int ttable, void
     cudaError_t e = cudaMalloc(&rk, m * words);
     if (e == cudaSuccess)
         e = cuda_upload(rk, sched, m * words);
-    volatile unsigned char *v = sched;
-    for (size_t i = 0; i < m * words; i++)
-        v[i] = 0;
+    mpce_wipe(sched, m * words);
     free(sched);
     if (e != cudaSuccess) {
         cudaFree(rk);

@@ -24,6 +24,7 @@
 #endif
 #include <arm_neon.h>
 
+#include "plugins/common/key_state.h"
 #include "plugins/neon/neon.h"
 
 #define W NEON_AES_WIDTH
@@ -65,10 +66,7 @@ static void expand(const uint8_t key[16], uint8_t rk[176])
         w[i] = w[i - 4] ^ t;
     }
     memcpy(rk, w, 176);
-    /* The words are key material. */
-    volatile uint32_t *v = w;
-    for (unsigned i = 0; i < 44; i++)
-        v[i] = 0;
+    mpce_wipe(w, sizeof(w)); /* the words are key material */
 }
 
 void neon_sched_init(struct neon_sched *ks, const uint8_t *keys, size_t m)

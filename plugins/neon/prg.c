@@ -9,22 +9,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "plugins/common/key_state.h"
 #include "plugins/neon/neon.h"
 
 static int prg_new(void *module, const uint8_t *keys, size_t m, void **state)
 {
     const struct neon_module *mod = module;
-    /* aligned_alloc wants a multiple of the alignment. */
-    size_t bytes = (sizeof(struct neon_prg) + 63u) & ~(size_t)63u;
-    struct neon_prg *p = aligned_alloc(64, bytes);
+    struct neon_prg *p =
+        mpce_key_state_new(mod ? mod->host : NULL, "neon", sizeof(struct neon_prg), m);
 
-    if (p == NULL) {
-        if (mod != NULL)
-            mod->host->set_error(mod->host,
-                                 "neon: out of memory for %zu AES key schedules (%zu bytes)", m,
-                                 bytes);
+    if (p == NULL)
         return MPCE_ERR_NOMEM;
-    }
     neon_sched_init(&p->ks, keys, m);
     *state = p;
     return 0;
@@ -32,14 +27,7 @@ static int prg_new(void *module, const uint8_t *keys, size_t m, void **state)
 
 static void prg_free(void *state)
 {
-    if (state == NULL)
-        return;
-    /* Round keys are key material: clear them where the compiler cannot
-     * drop the stores as dead. */
-    volatile uint8_t *v = state;
-    for (size_t i = 0; i < sizeof(struct neon_prg); i++)
-        v[i] = 0;
-    free(state);
+    mpce_key_state_free(state, sizeof(struct neon_prg));
 }
 
 static int prg_ecb(void *state, const struct mpce_call *call, size_t key_index,

@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "plugins/common/key_state.h"
+
 struct mpce_aes_core {
     /* Bytes of one expanded key; a multiple of 8, stored 8-byte aligned. */
     size_t ks_bytes;
@@ -24,13 +26,7 @@ struct mpce_aes_core {
     void (*encrypt)(const void *ks, const uint8_t *in, uint8_t *out, size_t n);
 };
 
-/* Clear key material the compiler would otherwise treat as dead stores. */
-static inline void mpce_aes_wipe(void *p, size_t len)
-{
-    volatile uint8_t *v = p;
-    while (len--)
-        *v++ = 0;
-}
+/* Key material is cleared with mpce_wipe (plugins/common/key_state.h). */
 
 /* Constant time: Boolean-circuit S-box, no secret-dependent branch or index. */
 extern const struct mpce_aes_core mpce_aes_bitslice_core;

@@ -178,9 +178,9 @@ static void bs_expand(void *ks, const uint8_t key[16])
             for (unsigned j = 0; j < 4; j++)
                 store_le32(four + 16 * b + 4 * j, w[4 * r + j]);
         pack4(sched->rk[r], four);
-        mpce_aes_wipe(four, sizeof(four));
+        mpce_wipe(four, sizeof(four));
     }
-    mpce_aes_wipe(w, sizeof(w));
+    mpce_wipe(w, sizeof(w));
 }
 
 const struct mpce_aes_core mpce_aes_bitslice_core = {

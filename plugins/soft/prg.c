@@ -66,7 +66,7 @@ static void prg_ctx_free(void *state)
 
     if (!st)
         return;
-    mpce_aes_wipe(st, st->alloc_bytes);
+    mpce_wipe(st, st->alloc_bytes);
     free(st);
 }
 
