@@ -24,6 +24,20 @@
 #endif
 #include <arm_neon.h>
 
+/* clang gates the AES intrinsics' declarations on the target itself, so a
+ * pragma cannot add them: a CFLAGS -march without +crypto, which automake
+ * puts after the plugin's own, takes them away. Say so, rather than fail
+ * on the first intrinsic. */
+#if defined(__clang__) && !defined(__ARM_FEATURE_AES) && !defined(__ARM_FEATURE_CRYPTO)
+#error "plugins/neon/aes_ce.c needs the Crypto Extensions: an -march in CFLAGS without +crypto overrides the plugin's -march=armv8-a+crypto under clang; add +crypto to it, drop it, or configure --disable-neon"
+#endif
+/* The counter block and the DPF node's t-bit lane are laid out for a
+ * little-endian core (configure builds this only for aarch64, not
+ * aarch64_be). */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "plugins/neon/aes_ce.c assumes a little-endian AArch64 core"
+#endif
+
 #include "plugins/common/key_state.h"
 #include "plugins/neon/neon.h"
 
