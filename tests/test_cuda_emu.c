@@ -378,34 +378,55 @@ static int dpf_case(unsigned bits, unsigned group)
                     bits, group);
     }
 
-    /* Full domain, in chunks of 2^min(bits, 5) leaves. */
+    /* Full domain by subtrees of 2^sl leaves (cudak_dpf_subtrees): roots
+     * walked to, each expanded breadth first in shared memory to a frontier
+     * (fewer than, exactly, and more than its 256 nodes' levels), then depth
+     * first per thread. One key, as the module's evalall runs it, and all
+     * NDPF keys of a party in one launch, key after key. */
     if (bits <= 14) {
         const size_t leaves = (size_t)1 << bits;
-        const unsigned cl = bits < 5 ? bits : 5;
-        uint8_t *w = malloc(leaves * osz), *g = malloc(leaves * osz);
-        uint8_t *na = malloc(16u << cl), *nb = malloc(16u << cl);
-        CU_ASSERT_FATAL(w && g && na && nb);
+        uint8_t *w = malloc(NDPF * leaves * osz), *g = malloc(NDPF * leaves * osz + 1);
+        uint8_t *roots = malloc(16 * NDPF * leaves);
+        uint64_t *pts = malloc(8 * NDPF * leaves);
+        CU_ASSERT_FATAL(w && g && roots && pts);
+        const unsigned sls[] = {0, 1, 3, bits < 9 ? bits : 9, bits};
         for (int party = 0; party < 2; party++) {
-            const struct mpce_dpf_key_v1 *kv[1] = {&k[party][0]->k};
-            struct cuda_dpf_host_keys t = {0};
-            CU_ASSERT_FATAL(cuda_dpf_keys_build(kv, 1, bits, &t) == 0);
-            const struct cudak_dpf_keys dk = cuda_dpf_keys_view(&t, t.bytes);
-            ok &= mpce_dpf_evalall(ctx, "dpf-soft", k[party][0], w, leaves * osz) == MPCE_OK;
-            for (size_t c = 0; c < leaves >> cl; c++) {
-                const uint64_t root = (uint64_t)c << cl;
-                cudak_dpf_evalall_chunk(NULL, &e.d, &dk, &root, cl, na, nb,
-                                        g + (c << cl) * osz);
+            const struct mpce_dpf_key_v1 *kv[NDPF];
+            for (size_t j = 0; j < NDPF; j++) {
+                kv[j] = &k[party][j]->k;
+                ok &= mpce_dpf_evalall(ctx, "dpf-soft", k[party][j], w + j * leaves * osz,
+                                       leaves * osz) == MPCE_OK;
             }
-            ok &= memcmp(g, w, leaves * osz) == 0;
-            free(t.bytes);
+            struct cuda_dpf_host_keys t1 = {0}, tn = {0};
+            CU_ASSERT_FATAL(cuda_dpf_keys_build(kv, 1, bits, &t1) == 0);
+            CU_ASSERT_FATAL(cuda_dpf_keys_build(kv, NDPF, bits, &tn) == 0);
+            const struct cudak_dpf_keys d1 = cuda_dpf_keys_view(&t1, t1.bytes);
+            const struct cudak_dpf_keys dn = cuda_dpf_keys_view(&tn, tn.bytes);
+            for (size_t si = 0; si < sizeof(sls) / sizeof(sls[0]); si++) {
+                const unsigned sl = sls[si] < bits ? sls[si] : bits;
+                const size_t per_key = (size_t)1 << (bits - sl);
+                for (size_t i = 0; i < NDPF * per_key; i++)
+                    pts[i] = (uint64_t)(i % per_key) << sl;
+                memset(g, 0xA5, NDPF * leaves * osz + 1);
+                cudak_dpf_subtrees(NULL, &e.d, &d1, per_key, pts, per_key, sl, roots, g);
+                ok &= memcmp(g, w, leaves * osz) == 0 && g[leaves * osz] == 0xA5;
+                memset(g, 0xA5, NDPF * leaves * osz + 1);
+                cudak_dpf_subtrees(NULL, &e.d, &dn, per_key, pts, NDPF * per_key, sl, roots, g);
+                ok &= memcmp(g, w, NDPF * leaves * osz) == 0 && g[NDPF * leaves * osz] == 0xA5;
+                if (!ok) {
+                    fprintf(stderr, "  DPF full-domain eval differs from dpf-soft: bits %u, "
+                            "group %u, party %d, subtrees of 2^%u leaves\n", bits, group, party,
+                            sl);
+                    break;
+                }
+            }
+            free(t1.bytes);
+            free(tn.bytes);
         }
-        if (!ok)
-            fprintf(stderr, "  DPF full-domain eval differs from dpf-soft: bits %u, group %u\n",
-                    bits, group);
         free(w);
         free(g);
-        free(na);
-        free(nb);
+        free(roots);
+        free(pts);
     }
     for (size_t j = 0; j < NDPF; j++) {
         mpce_dpf_key_free(k[0][j]);

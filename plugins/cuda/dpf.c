@@ -17,8 +17,13 @@
 #include "plugins/cuda/dpf_keys.h"
 #include "plugins/cuda/k_aes.h"
 
-/* Leaves per full-domain chunk, log2: two node buffers of 16 MiB. */
+/* Leaves per full-domain chunk, log2: what one staged copy to host memory
+ * holds (16 MiB of u64 outputs, 32 of byte blocks). */
 #define CUDA_DPF_CHUNK_LOG 20u
+/* Leaves per subtree (one block of cudak_dpf_subtrees), log2: a chunk of
+ * 2^20 leaves is 256 blocks, each expanding its root in shared memory to
+ * 256 frontier nodes and walking each 4 levels further depth first. */
+#define CUDA_DPF_SUBTREE_LOG 12u
 
 struct cuda_dpf {
     struct cuda_module *m;
@@ -298,35 +303,40 @@ static int dpf_evalall(void *state, const struct mpce_call *call,
     const struct cuda_dpf *p = state;
     const unsigned bits = p->d.bits;
     const unsigned cl = bits < CUDA_DPF_CHUNK_LOG ? bits : CUDA_DPF_CHUNK_LOG;
+    const unsigned sl = cl < CUDA_DPF_SUBTREE_LOG ? cl : CUDA_DPF_SUBTREE_LOG;
     const size_t chunks = (size_t)1 << (bits - cl), leaves = (size_t)1 << cl;
+    const size_t per_chunk = (size_t)1 << (cl - sl), subtrees = chunks * per_chunk;
     const size_t osz = p->d.group ? 8u : 16u;
     struct cuda_dpf_host_keys t = {0};
-    uint64_t *roots = malloc(8 * chunks);
-    if (roots == NULL || cuda_dpf_keys_build(&key, 1, bits, &t) != 0) {
-        free(roots);
+    /* Each subtree's first leaf: the walk to its root follows its high bits. */
+    uint64_t *points = malloc(8 * subtrees);
+    if (points == NULL || cuda_dpf_keys_build(&key, 1, bits, &t) != 0) {
+        free(points);
         p->m->host->set_error(p->m->host, "cuda0: dpf.evalall: out of host memory");
         return MPCE_ERR_NOMEM;
     }
-    for (size_t c = 0; c < chunks; c++)
-        roots[c] = (uint64_t)c << cl;
+    for (size_t i = 0; i < subtrees; i++)
+        points[i] = (uint64_t)i << sl;
     struct dpf_run r;
     run_begin(&r, p->m, call, "dpf.evalall");
     const struct cudak_dpf_keys dk = run_keys(&r, &t);
-    uint64_t *droots = run_alloc(&r, 8 * chunks);
-    run_copy(&r, droots, roots, 8 * chunks, cudaMemcpyHostToDevice);
-    uint8_t *na = run_alloc(&r, 16 * leaves), *nb = run_alloc(&r, 16 * leaves);
+    uint64_t *dpoints = run_alloc(&r, 8 * subtrees);
+    run_copy(&r, dpoints, points, 8 * subtrees, cudaMemcpyHostToDevice);
+    uint8_t *roots = run_alloc(&r, 16 * per_chunk);
     const int dev = call->memory == MPCE_MEM_DEVICE;
     uint8_t *dout = dev ? out : run_alloc(&r, osz * leaves);
     for (size_t c = 0; c < chunks && r.rc == 0; c++) {
         uint8_t *o = dev ? out + c * leaves * osz : dout;
-        cudak_dpf_evalall_chunk(r.s, &p->d, &dk, droots + c, cl, na, nb, o);
+        /* One key: its subtrees all belong to key 0 (per_key covers them). */
+        cudak_dpf_subtrees(r.s, &p->d, &dk, subtrees, dpoints + c * per_chunk, per_chunk, sl,
+                           roots, o);
         /* Into pageable memory this copy waits for the chunk, so dout is
          * free again for the next one. */
         if (!dev)
             run_copy(&r, out + c * leaves * osz, dout, osz * leaves, cudaMemcpyDeviceToHost);
     }
     const int rc = run_end(&r);
-    free(roots);
+    free(points);
     free(t.bytes);
     return rc;
 }

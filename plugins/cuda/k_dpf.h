@@ -72,10 +72,12 @@ KD_DEVICE void kd_dpf_output(unsigned group, const uint32_t node[4], const uint3
     }
 }
 
-/* Walks of items first .. n-1: item j is key j * key_step at points[j],
- * `depth` levels down; what 0: the leaf's output, 1: the node reached. */
+/* Walks of items first .. n-1: item j is key (j / key_div) * key_step at
+ * points[j], `depth` levels down; what 0: the leaf's output, 1: the node
+ * reached. */
 KD_KERNEL(kd_dpf_walk_k, struct cudak_dpf d, struct cudak_dpf_keys keys, unsigned key_step,
-          const uint64_t *points, size_t n, unsigned depth, unsigned what, uint8_t *out)
+          size_t key_div, const uint64_t *points, size_t n, unsigned depth, unsigned what,
+          uint8_t *out)
 {
     KD_THREADS
     {
@@ -89,7 +91,7 @@ KD_KERNEL(kd_dpf_walk_k, struct cudak_dpf d, struct cudak_dpf_keys keys, unsigne
         for (unsigned b = 0; b < 4; b++) {
             /* Past the end: a copy of the last item, never written. */
             const size_t j = 4 * g + b < n ? 4 * g + b : n - 1;
-            kj[b] = j * key_step;
+            kj[b] = (key_div == 1 ? j : j / key_div) * key_step;
             x[b] = points[j];
             for (unsigned k = 0; k < 4; k++)
                 node[b][k] = keys.seed[4 * kj[b] + k];
@@ -117,44 +119,123 @@ KD_KERNEL(kd_dpf_walk_k, struct cudak_dpf d, struct cudak_dpf_keys keys, unsigne
     }
 }
 
-/* One full-domain level of key 0: both children of each of n parents
- * (children[2p + side]). */
-KD_KERNEL(kd_dpf_expand_k, struct cudak_dpf d, struct cudak_dpf_keys keys, unsigned level,
-          const uint8_t *parents, size_t n, uint8_t *children)
+/* Full domains by subtrees, one per block: subtree blk belongs to key
+ * blk / per_key and is rooted at roots[blk], a node at level top; its
+ * 2^sub_log leaves (top + sub_log = bits) go to out + (blk << sub_log)
+ * outputs, in order. The root is expanded breadth first in shared memory
+ * to a frontier of up to KD_DPF_FRONTIER nodes (two per thread), then each
+ * thread walks its two frontier nodes depth first, in lockstep: both
+ * children of both are the bitsliced AES's 4 blocks, so every expansion
+ * fills it. The right children wait on a stack of one pair per level, in
+ * the thread's own (local) memory. */
+#define KD_DPF_FRONTIER_LOG 8u
+#define KD_DPF_FRONTIER (1u << KD_DPF_FRONTIER_LOG) /* 2 * KD_DPF_THREADS */
+#define KD_DPF_DFS_MAX 24u                          /* levels below the frontier */
+
+/* Level `level`'s seed correction (tLCW in its t-bit) and tRCW of key kj,
+ * for each of the 4 blocks. */
+KD_DEVICE void kd_dpf_level_cw(const struct cudak_dpf_keys *keys, size_t kj, unsigned level,
+                               uint32_t cw[4][4], unsigned tr[4])
 {
-    KD_THREADS
-    {
-        const size_t g = KD_BID * KD_BDIM + kd_tid;
-        if (2 * g >= n)
-            continue;
-        uint32_t node[4][4], cw[4][4];
-        unsigned tr[4];
-        const uint32_t *row = keys.cw_s + 4 * (size_t)level * keys.nkeys;
-        for (unsigned b = 0; b < 4; b++) {
-            const size_t p = 2 * g + b / 2 < n ? 2 * g + b / 2 : n - 1;
-            kd_load_block(parents + 16 * p, node[b]);
-            for (unsigned k = 0; k < 4; k++)
-                cw[b][k] = row[k];
-            tr[b] = (unsigned)((keys.cw_tr[0] >> level) & 1u);
-        }
-        kd_dpf_children(d.rk, node, 0xAu, cw, tr); /* blocks 1 and 3: right children */
-        for (unsigned b = 0; b < 4 && 2 * g + b / 2 < n; b++)
-            kd_store_block(children + 16 * (4 * g + b), node[b]);
+    const uint32_t *row = keys->cw_s + 4 * ((size_t)level * keys->nkeys + kj);
+    const unsigned t = (unsigned)((keys->cw_tr[kj] >> level) & 1u);
+    for (unsigned b = 0; b < 4; b++) {
+        for (unsigned k = 0; k < 4; k++)
+            cw[b][k] = row[k];
+        tr[b] = t;
     }
 }
 
-/* Leaf outputs of key 0 for n nodes. */
-KD_KERNEL(kd_dpf_leaves_k, struct cudak_dpf d, struct cudak_dpf_keys keys, const uint8_t *nodes,
-          size_t n, uint8_t *out)
+KD_KERNEL(kd_dpf_subtree_k, struct cudak_dpf d, struct cudak_dpf_keys keys, size_t per_key,
+          unsigned top, unsigned sub_log, const uint8_t *roots, uint8_t *out)
 {
+    KD_SHARED uint32_t front[2][KD_DPF_FRONTIER][4];
+    const unsigned flog = sub_log < KD_DPF_FRONTIER_LOG ? sub_log : KD_DPF_FRONTIER_LOG;
     KD_THREADS
     {
-        const size_t j = KD_BID * KD_BDIM + kd_tid;
-        if (j >= n)
+        if (kd_tid != 0)
             continue;
-        uint32_t node[4];
-        kd_load_block(nodes + 16 * j, node);
-        kd_dpf_output(d.group, node, keys.cw_out, keys.party[0], out + (d.group ? 8u : 16u) * j);
+        kd_load_block(roots + 16 * KD_BID, front[0][0]);
+    }
+    KD_SYNC();
+    /* Breadth first: level lv holds 2^lv nodes in front[lv & 1]. */
+    for (unsigned lv = 0; lv < flog; lv++) {
+        KD_THREADS
+        {
+            const size_t n = (size_t)1 << lv;
+            if (2 * (size_t)kd_tid >= n)
+                continue;
+            uint32_t(*cur)[4] = front[lv & 1u], (*nxt)[4] = front[(lv & 1u) ^ 1u];
+            uint32_t node[4][4], cw[4][4];
+            unsigned tr[4];
+            for (unsigned b = 0; b < 4; b++) {
+                const size_t pnode = 2 * (size_t)kd_tid + b / 2 < n ? 2 * (size_t)kd_tid + b / 2
+                                                                    : n - 1;
+                for (unsigned k = 0; k < 4; k++)
+                    node[b][k] = cur[pnode][k];
+            }
+            kd_dpf_level_cw(&keys, KD_BID / per_key, top + lv, cw, tr);
+            kd_dpf_children(d.rk, node, 0xAu, cw, tr); /* blocks 1, 3: right children */
+            for (unsigned b = 0; b < 4 && 2 * (size_t)kd_tid + b / 2 < n; b++)
+                for (unsigned k = 0; k < 4; k++)
+                    nxt[4 * (size_t)kd_tid + b][k] = node[b][k];
+        }
+        KD_SYNC();
+    }
+    /* Depth first from the frontier: frontier nodes 2t and 2t + 1. */
+    KD_THREADS
+    {
+        const size_t nf = (size_t)1 << flog;
+        if (2 * (size_t)kd_tid >= nf)
+            continue;
+        const uint32_t(*fr)[4] = front[flog & 1u];
+        const size_t kj = KD_BID / per_key;
+        const unsigned depth = sub_log - flog, osz = d.group ? 8u : 16u;
+        const unsigned pair = 2 * kd_tid + 1 < nf; /* a second node of its own */
+        uint32_t cur[2][4], stack[KD_DPF_DFS_MAX][2][4];
+        for (unsigned k = 0; k < 4; k++) {
+            cur[0][k] = fr[2 * kd_tid][k];
+            cur[1][k] = fr[pair ? 2 * kd_tid + 1 : 2 * kd_tid][k];
+        }
+        uint8_t *base = out + ((KD_BID << sub_log) + ((size_t)2 * kd_tid << depth)) * osz;
+        const uint32_t *cwo = keys.cw_out + 4 * kj;
+        const unsigned party = keys.party[kj];
+        unsigned level = 0;
+        for (uint64_t leaf = 0;; leaf++) {
+            while (level < depth) {
+                uint32_t node[4][4], cw[4][4];
+                unsigned tr[4];
+                for (unsigned k = 0; k < 4; k++) {
+                    node[0][k] = node[1][k] = cur[0][k];
+                    node[2][k] = node[3][k] = cur[1][k];
+                }
+                kd_dpf_level_cw(&keys, kj, top + flog + level, cw, tr);
+                kd_dpf_children(d.rk, node, 0xAu, cw, tr);
+                for (unsigned k = 0; k < 4; k++) {
+                    cur[0][k] = node[0][k];
+                    cur[1][k] = node[2][k];
+                    stack[level][0][k] = node[1][k];
+                    stack[level][1][k] = node[3][k];
+                }
+                level++;
+            }
+            kd_dpf_output(d.group, cur[0], cwo, party, base + leaf * osz);
+            if (pair)
+                kd_dpf_output(d.group, cur[1], cwo, party, base + (((uint64_t)1 << depth) + leaf) * osz);
+            if (leaf + 1 == (uint64_t)1 << depth)
+                break;
+            /* The next leaf turns right where this one's lowest left turn
+             * was: j levels above the bottom. */
+            unsigned j = 0;
+            while ((leaf >> j) & 1u)
+                j++;
+            level = depth - 1 - j;
+            for (unsigned k = 0; k < 4; k++) {
+                cur[0][k] = stack[level][0][k];
+                cur[1][k] = stack[level][1][k];
+            }
+            level++;
+        }
     }
 }
 
@@ -243,26 +324,18 @@ KD_LAUNCHER void cudak_dpf_eval(cudak_stream s, const struct cudak_dpf *d,
                                 const uint64_t *points, size_t n, uint8_t *out)
 {
     KD_LAUNCH(kd_dpf_walk_k, kd_ceil_div(kd_ceil_div(n, 4), KD_DPF_THREADS), KD_DPF_THREADS, s,
-              *d, *keys, key_step, points, n, d->bits, 0u, out);
+              *d, *keys, key_step, (size_t)1, points, n, d->bits, 0u, out);
 }
 
-KD_LAUNCHER void cudak_dpf_evalall_chunk(cudak_stream s, const struct cudak_dpf *d,
-                                         const struct cudak_dpf_keys *keys,
-                                         const uint64_t *root_point, unsigned chunk_log,
-                                         uint8_t *a, uint8_t *b, uint8_t *out)
+KD_LAUNCHER void cudak_dpf_subtrees(cudak_stream s, const struct cudak_dpf *d,
+                                    const struct cudak_dpf_keys *keys, size_t per_key,
+                                    const uint64_t *points, size_t n, unsigned sub_log,
+                                    uint8_t *roots, uint8_t *out)
 {
-    const unsigned top = d->bits - chunk_log;
-    /* The chunk's root: a walk of `top` levels along the chunk's high bits. */
-    KD_LAUNCH(kd_dpf_walk_k, 1, 1, s, *d, *keys, 0u, root_point, (size_t)1, top, 1u, a);
-    size_t n = 1;
-    for (unsigned i = top; i < d->bits; i++, n *= 2) {
-        KD_LAUNCH(kd_dpf_expand_k, kd_ceil_div(kd_ceil_div(n, 2), KD_DPF_THREADS), KD_DPF_THREADS,
-                  s, *d, *keys, i, a, n, b);
-        uint8_t *t = a;
-        a = b;
-        b = t;
-    }
-    KD_LAUNCH(kd_dpf_leaves_k, kd_ceil_div(n, KD_DPF_THREADS), KD_DPF_THREADS, s, *d, *keys, a, n,
+    const unsigned top = d->bits - sub_log;
+    KD_LAUNCH(kd_dpf_walk_k, kd_ceil_div(kd_ceil_div(n, 4), KD_DPF_THREADS), KD_DPF_THREADS, s,
+              *d, *keys, 1u, per_key, points, n, top, 1u, roots);
+    KD_LAUNCH(kd_dpf_subtree_k, n, KD_DPF_THREADS, s, *d, *keys, per_key, top, sub_log, roots,
               out);
 }
 

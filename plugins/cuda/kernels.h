@@ -101,13 +101,17 @@ KD_LAUNCHER void cudak_lpn_fold(cudak_stream s, const uint32_t *stream, unsigned
 KD_LAUNCHER void cudak_dpf_eval(cudak_stream s, const struct cudak_dpf *d,
                                 const struct cudak_dpf_keys *keys, unsigned key_step,
                                 const uint64_t *points, size_t n, uint8_t *out);
-/* Key 0's outputs for the 2^chunk_log leaves below the node that
- * *root_point's high bits lead to (a device word); a, b: scratch of
- * 2^chunk_log nodes each. */
-KD_LAUNCHER void cudak_dpf_evalall_chunk(cudak_stream s, const struct cudak_dpf *d,
-                                         const struct cudak_dpf_keys *keys,
-                                         const uint64_t *root_point, unsigned chunk_log,
-                                         uint8_t *a, uint8_t *b, uint8_t *out);
+/* Full-domain outputs of n subtrees of 2^sub_log leaves each (sub_log <=
+ * bits, at most 32): subtree i belongs to key i / per_key and holds the
+ * leaves below the node that points[i]'s high bits (the top bits - sub_log)
+ * lead to; its outputs go to out + (i << sub_log) outputs. A whole key is
+ * per_key = 2^(bits - sub_log) subtrees with points[i] = (i % per_key) <<
+ * sub_log, so n keys' domains land one after the other; one key's range
+ * is its subtrees there. roots: scratch of n nodes (16 bytes each). */
+KD_LAUNCHER void cudak_dpf_subtrees(cudak_stream s, const struct cudak_dpf *d,
+                                    const struct cudak_dpf_keys *keys, size_t per_key,
+                                    const uint64_t *points, size_t n, unsigned sub_log,
+                                    uint8_t *roots, uint8_t *out);
 /* n key pairs (gen): per pair 64 seed-correction slots of 4 words, the tRCW
  * bits and the output correction (4 words). */
 KD_LAUNCHER void cudak_dpf_gen(cudak_stream s, const struct cudak_dpf *d, size_t n,
