@@ -308,7 +308,10 @@ int main(int argc, char **argv)
     char conf[4096];
     snprintf(conf, sizeof(conf), "%s/cuda_bench-XXXXXX", dir && *dir ? dir : "/tmp");
     const int fd = mkstemp(conf);
-    static const char text[] = "[engine]\nallow_variable_time = yes\n";
+    /* No vet or tune here: check-device vetted the modules already (its
+     * listing), and a compiled-in helper path is not this machine's. */
+    static const char text[] = "[engine]\nallow_variable_time = yes\nuser_config = no\n"
+                               "[tune]\nvet = no\nmode = off\n";
     if (fd < 0 || write(fd, text, sizeof(text) - 1) != (ssize_t)(sizeof(text) - 1) ||
         close(fd) != 0) {
         fprintf(stderr, "cuda_bench: cannot write a configuration in %s (set TMPDIR)\n", conf);
@@ -318,7 +321,7 @@ int main(int argc, char **argv)
         .struct_size = sizeof(opts),
         .config_path = conf,
         .plugin_path = argc > 1 ? argv[1] : NULL,
-        .flags = MPCE_OPT_NO_USER_CONFIG | MPCE_OPT_NO_SYSTEM_CONFIG,
+        .flags = MPCE_OPT_NO_USER_CONFIG | MPCE_OPT_NO_SYSTEM_CONFIG | MPCE_OPT_NO_ENV,
     };
     const mpce_status st = mpce_engine_new(&opts, &engine);
     unlink(conf);

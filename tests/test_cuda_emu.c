@@ -389,7 +389,8 @@ static int dpf_case(unsigned bits, unsigned group)
         uint8_t *roots = malloc(16 * NDPF * leaves);
         uint64_t *pts = malloc(8 * NDPF * leaves);
         CU_ASSERT_FATAL(w && g && roots && pts);
-        const unsigned sls[] = {0, 1, 3, bits < 9 ? bits : 9, bits};
+        /* 2^12: the largest subtree the module's evalall uses. */
+        const unsigned sls[] = {0, 1, 3, bits < 9 ? bits : 9, bits < 12 ? bits : 12, bits};
         for (int party = 0; party < 2; party++) {
             const struct mpce_dpf_key_v1 *kv[NDPF];
             for (size_t j = 0; j < NDPF; j++) {

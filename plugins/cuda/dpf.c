@@ -20,10 +20,19 @@
 /* Leaves per full-domain chunk, log2: what one staged copy to host memory
  * holds (16 MiB of u64 outputs, 32 of byte blocks). */
 #define CUDA_DPF_CHUNK_LOG 20u
-/* Leaves per subtree (one block of cudak_dpf_subtrees), log2: a chunk of
- * 2^20 leaves is 256 blocks, each expanding its root in shared memory to
- * 256 frontier nodes and walking each 4 levels further depth first. */
-#define CUDA_DPF_SUBTREE_LOG 12u
+/* Leaves per subtree (one block of cudak_dpf_subtrees), log2, from the
+ * domain: at most 2^12 and at least 2^8 (a block's shared-memory frontier),
+ * and otherwise small enough for about 1024 blocks (a wave of an H200's 132
+ * multiprocessors several times over): 2^20 leaves are 1024 subtrees of
+ * 2^10, each expanded to 256 frontier nodes and walked 2 levels further
+ * depth first. */
+static unsigned subtree_log(unsigned bits)
+{
+    if (bits <= 8)
+        return bits;
+    const unsigned want = bits > 10 ? bits - 10 : 0;
+    return want < 8 ? 8 : want > 12 ? 12 : want;
+}
 
 struct cuda_dpf {
     struct cuda_module *m;
@@ -302,8 +311,11 @@ static int dpf_evalall(void *state, const struct mpce_call *call,
 {
     const struct cuda_dpf *p = state;
     const unsigned bits = p->d.bits;
-    const unsigned cl = bits < CUDA_DPF_CHUNK_LOG ? bits : CUDA_DPF_CHUNK_LOG;
-    const unsigned sl = cl < CUDA_DPF_SUBTREE_LOG ? cl : CUDA_DPF_SUBTREE_LOG;
+    const int dev = call->memory == MPCE_MEM_DEVICE;
+    /* Device memory takes the whole domain in one launch; host memory is
+     * staged a chunk at a time. */
+    const unsigned cl = dev || bits < CUDA_DPF_CHUNK_LOG ? bits : CUDA_DPF_CHUNK_LOG;
+    const unsigned sl = subtree_log(bits) < cl ? subtree_log(bits) : cl;
     const size_t chunks = (size_t)1 << (bits - cl), leaves = (size_t)1 << cl;
     const size_t per_chunk = (size_t)1 << (cl - sl), subtrees = chunks * per_chunk;
     const size_t osz = p->d.group ? 8u : 16u;
@@ -323,7 +335,6 @@ static int dpf_evalall(void *state, const struct mpce_call *call,
     uint64_t *dpoints = run_alloc(&r, 8 * subtrees);
     run_copy(&r, dpoints, points, 8 * subtrees, cudaMemcpyHostToDevice);
     uint8_t *roots = run_alloc(&r, 16 * per_chunk);
-    const int dev = call->memory == MPCE_MEM_DEVICE;
     uint8_t *dout = dev ? out : run_alloc(&r, osz * leaves);
     for (size_t c = 0; c < chunks && r.rc == 0; c++) {
         uint8_t *o = dev ? out + c * leaves * osz : dout;

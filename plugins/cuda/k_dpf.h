@@ -67,6 +67,11 @@ KD_DEVICE void kd_dpf_output(unsigned group, const uint32_t node[4], const uint3
         const uint64_t cw = (uint64_t)cwo[0] | (uint64_t)cwo[1] << 32;
         const uint64_t neg = 0ull - (uint64_t)(party & 1u);
         const uint64_t y = ((s + (cw & (0ull - (uint64_t)(m & 1u)))) ^ neg) - neg;
+        /* Little-endian on both sides: one word store where aligned. */
+        if (((uintptr_t)out & 7u) == 0) {
+            *(uint64_t *)(void *)out = y;
+            return;
+        }
         for (unsigned k = 0; k < 8; k++)
             out[k] = (uint8_t)(y >> (8 * k));
     }
@@ -131,6 +136,9 @@ KD_KERNEL(kd_dpf_walk_k, struct cudak_dpf d, struct cudak_dpf_keys keys, unsigne
 #define KD_DPF_FRONTIER_LOG 8u
 #define KD_DPF_FRONTIER (1u << KD_DPF_FRONTIER_LOG) /* 2 * KD_DPF_THREADS */
 #define KD_DPF_DFS_MAX 24u                          /* levels below the frontier */
+#if KD_DPF_FRONTIER != 2 * KD_DPF_THREADS
+#error "the depth-first section gives each thread two frontier nodes"
+#endif
 
 /* Level `level`'s seed correction (tLCW in its t-bit) and tRCW of key kj,
  * for each of the 4 blocks. */
@@ -332,6 +340,11 @@ KD_LAUNCHER void cudak_dpf_subtrees(cudak_stream s, const struct cudak_dpf *d,
                                     const uint64_t *points, size_t n, unsigned sub_log,
                                     uint8_t *roots, uint8_t *out)
 {
+    /* Out of range (callers check first): nothing launched rather than a
+     * walk of 2^32 levels or a stack written past its end. */
+    if (sub_log > d->bits || sub_log > KD_DPF_FRONTIER_LOG + KD_DPF_DFS_MAX || per_key == 0 ||
+        n == 0)
+        return;
     const unsigned top = d->bits - sub_log;
     KD_LAUNCH(kd_dpf_walk_k, kd_ceil_div(kd_ceil_div(n, 4), KD_DPF_THREADS), KD_DPF_THREADS, s,
               *d, *keys, 1u, per_key, points, n, top, 1u, roots);

@@ -107,7 +107,9 @@ KD_LAUNCHER void cudak_dpf_eval(cudak_stream s, const struct cudak_dpf *d,
  * lead to; its outputs go to out + (i << sub_log) outputs. A whole key is
  * per_key = 2^(bits - sub_log) subtrees with points[i] = (i % per_key) <<
  * sub_log, so n keys' domains land one after the other; one key's range
- * is its subtrees there. roots: scratch of n nodes (16 bytes each). */
+ * is its subtrees there. roots: scratch of n nodes (16 bytes each).
+ * Arguments out of range (sub_log past bits or 32, per_key or n 0) launch
+ * nothing: callers check them. */
 KD_LAUNCHER void cudak_dpf_subtrees(cudak_stream s, const struct cudak_dpf *d,
                                     const struct cudak_dpf_keys *keys, size_t per_key,
                                     const uint64_t *points, size_t n, unsigned sub_log,
