@@ -63,11 +63,7 @@ static int pins_path(char *path, size_t len, const char *dir)
 static void show_crossover(const struct mpce_pins_row *row)
 {
     char op[64], count[128] = "";
-    snprintf(op, sizeof(op), "%s", row->key);
-    char *dot = strchr(op, '.');
-    dot = dot ? strchr(dot + 1, '.') : NULL;
-    if (dot)
-        *dot = '\0';
+    mpce_bench_row_op(row->key, op, sizeof(op));
     if (mpce_bench_count_text(op, row->shape, row->crossover, count, sizeof(count)) != 0)
         count[0] = '\0';
     printf("    crossover: %s from %s%s%llu work elements%s; %s\n", row->crossover_impl, count,

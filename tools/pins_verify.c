@@ -172,11 +172,7 @@ int cli_pins_verify(mpce_engine *e, const struct mpce_pins *p, const char *path)
         char why[512], op[64];
         if (!row->winner[0] || !mpce_selector_row_current(e, p, row, why, sizeof(why)))
             continue;
-        snprintf(op, sizeof(op), "%s", row->key);
-        char *dot = strchr(op, '.');
-        dot = dot ? strchr(dot + 1, '.') : NULL;
-        if (dot)
-            *dot = '\0';
+        mpce_bench_row_op(row->key, op, sizeof(op));
         const struct mpce_slot *w = mpce_registry_find(e, row->winner);
         if ((w && device_slot(w)) || row->crossover) {
             verify_device(e, row, op, &checked, &off);

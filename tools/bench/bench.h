@@ -181,6 +181,10 @@ mpce_status mpce_bench_impl_cand_knobs(const struct mpce_slot *slot,
  * of two for a domain, out of range). */
 int mpce_bench_shape_at(const char *op, const char *text, uint64_t elements,
                         struct mpce_bench_shape *out);
+/* The harness op of a selector row key: "ntt.forward" for
+ * "ntt.forward.q50.large", "dpf.eval_keys" for "dpf.eval_keys.large" (the
+ * key up to its second dot). */
+void mpce_bench_row_op(const char *row_key, char *op, size_t len);
 /* The work elements of one unit of op `text`'s count: a polynomial's N,
  * mmo's m, else 1; 0 when its sizes are a DPF domain's powers of two (or
  * the text does not parse). A size of the shape is a multiple of it. */

@@ -96,6 +96,15 @@ int mpce_bench_shape_at(const char *op, const char *text, uint64_t elements,
     return mpce_bench_work_elements(out) == elements ? 0 : -1;
 }
 
+void mpce_bench_row_op(const char *row_key, char *op, size_t len)
+{
+    snprintf(op, len, "%s", row_key);
+    char *dot = strchr(op, '.');
+    dot = dot ? strchr(dot + 1, '.') : NULL;
+    if (dot)
+        *dot = '\0';
+}
+
 uint64_t mpce_bench_count_unit(const char *op, const char *text)
 {
     struct mpce_bench_shape s;

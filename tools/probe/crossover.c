@@ -111,7 +111,8 @@ struct search {
 };
 
 /* One size: 1 when the device wins there, 0 when it does not, -1 when it
- * could not be run (s->why says; s->wrong when its output differed). */
+ * could not be run (s->why says; s->wrong when its output differed), -2
+ * when the size is not one of the row's shapes. */
 static int point(struct search *s, uint64_t elements)
 {
     struct mpce_bench_shape shape;
@@ -120,7 +121,7 @@ static int point(struct search *s, uint64_t elements)
     if (mpce_bench_shape_at(s->row->bench_op, s->row->shape, elements, &shape) != 0) {
         snprintf(s->why, sizeof(s->why), "no %s shape of %" PRIu64 " work elements",
                  s->row->bench_op, elements);
-        return -1;
+        return -2;
     }
     struct mpce_bench_pair p;
     if (mpce_bench_pair(s->dev, NULL, s->host, s->host_knobs, &shape, &s->t, &p) != MPCE_OK) {
@@ -186,10 +187,9 @@ static void above_top(struct search *s, uint64_t top, double top_ratio, double t
     double lost_ratio = top_ratio, lost_spread = top_spread;
     char verdict[700], context[160];
     for (uint64_t size = 2 * top; size <= XOVER_CEILING; size *= 2) {
-        struct mpce_bench_shape shape;
-        if (mpce_bench_shape_at(s->row->bench_op, s->row->shape, size, &shape) != 0)
-            break; /* past the op's largest shape */
         const int r = point(s, size);
+        if (r == -2)
+            break; /* past the op's largest shape */
         if (r < 0 && s->wrong) {
             wrong_at(s, size);
             return;
