@@ -72,7 +72,8 @@ int tu_unprivileged(int (*fn)(void *), void *arg);
 /* Non-NULL (what it is) when this test program runs under a user-mode
  * emulator: the environment's MPCE_TEST_EMULATOR (.ci/arm64 sets it), or,
  * in an AArch64 build, a /proc/cpuinfo without "CPU implementer" (qemu-user
- * 7 shows the host's). qemu-user cannot fork a multi-threaded guest (the
+ * 7 shows the host's). .ci/valgrind sets it to "valgrind" for test_tune,
+ * whose timed tests valgrind's slowdown breaks as emulation does. qemu-user cannot fork a multi-threaded guest (the
  * child trips an assertion in qemu), so tests whose child forks from a
  * process with a running pool skip that part there with a "skipped:" line. */
 const char *tu_emulated(void);
