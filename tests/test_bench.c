@@ -490,6 +490,25 @@ static void test_dispatch_row(void)
               NULL);
     o = quick("ntt.dispatch", "N=64,B=3,q=61bit,threads=2");
     TU_ASSERT_ERROR(run(&o), MPCE_ERR_ARG, "unknown key");
+    /* op= times the inverse and the product the same way: each pays the
+     * API's input check of its own (mul: both operands). */
+    static const struct {
+        const char *shape, *note;
+    } ops[] = {
+        {"N=64,B=3,q=61bit,op=inverse", "ntt-soft's ntt.inverse through its op table"},
+        {"N=64,B=3,q=50bit,op=mul", "ntt-soft's ntt.mul through its op table"},
+        {"N=64,B=3,q=61bit,op=forward", "ntt-soft's ntt.forward through its op table"},
+    };
+    for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+        o = quick("ntt.dispatch", ops[i].shape);
+        o.impl = "ntt-soft";
+        CU_ASSERT_EQUAL_FATAL(run(&o), MPCE_OK);
+        CU_ASSERT_EQUAL(n_rows, 2);
+        check_dispatch_rows_of("ntt.dispatch", ops[i].shape, "ntt-soft");
+        CU_ASSERT(strstr(row_of("direct")->note, ops[i].note) != NULL);
+    }
+    o = quick("ntt.dispatch", "N=64,B=3,q=61bit,op=square");
+    TU_ASSERT_ERROR(run(&o), MPCE_ERR_ARG, "op=square: expected forward, inverse or mul");
 }
 
 /* ---- asynchronous implementations --------------------------------------------- */

@@ -41,6 +41,8 @@ const char cli_usage_bench[] =
     "    prg.dispatch n=1                the public API's overhead per call: mpce_prg_ecb\n"
     "                                    (\"api\") against the op it runs, called through\n"
     "                                    the op table (\"direct\"); no threads=T\n"
+    "    ntt.dispatch N=4096,B=64,q=61bit[,op=forward|inverse|mul]\n"
+    "                                    the same for an NTT call, one thread each\n"
     "    lpn.fold logk=19,n=4194304,chunk=8192\n"
     "    dpf.evalall bits=20             dpf.eval_keys bits=20,keys=65536\n"
     "    dpf.eval_batch bits=20,keys=65536  the same keys as one mpce_dpf_keys batch\n"

@@ -42,7 +42,10 @@ struct mpce_bench_shape {
     mpce_primitive prim;
     int dispatch;       /* prg.dispatch: the public API's overhead */
     uint64_t n, m, N, B, logk, chunk, bits, keys, threads, q;
+    uint64_t transform; /* ntt.dispatch's op=: MPCE_BENCH_NTT_FORWARD, ... */
 };
+
+enum { MPCE_BENCH_NTT_FORWARD, MPCE_BENCH_NTT_INVERSE, MPCE_BENCH_NTT_MUL };
 
 /* Parse and range-check `shape` for `op`; MPCE_ERR_ARG naming the key or the
  * op (with what is accepted) otherwise. */
@@ -60,7 +63,7 @@ size_t mpce_bench_default_count(void);
 mpce_status mpce_bench_op_check(const char *op);
 
 /* The engine op a shape's direct candidates call: "prg.ecb" for prg.dispatch,
- * else the shape's own op. */
+ * ntt.dispatch's op= (ntt.forward unless given), else the shape's own op. */
 const char *mpce_bench_engine_op(const struct mpce_bench_shape *s);
 
 /* ---- measurement (bench_measure.c) ---------------------------------------- */

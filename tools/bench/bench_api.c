@@ -106,9 +106,15 @@ static int run(void *arg)
 static int run_dispatch(void *arg)
 {
     struct api_cand *c = arg;
+    const uint64_t *in = (const uint64_t *)c->f->in;
+    uint64_t *out = (uint64_t *)c->f->out;
+    size_t batch = (size_t)c->s->B;
+    if (c->s->prim == MPCE_PRIM_NTT && c->s->transform == MPCE_BENCH_NTT_INVERSE)
+        return mpce_ntt_inverse(c->ntt, c->impl_arg, in, out, batch);
+    if (c->s->prim == MPCE_PRIM_NTT && c->s->transform == MPCE_BENCH_NTT_MUL)
+        return mpce_ntt_mul(c->ntt, c->impl_arg, in, (const uint64_t *)c->f->in2, out, batch);
     if (c->s->prim == MPCE_PRIM_NTT)
-        return mpce_ntt_forward(c->ntt, c->impl_arg, (const uint64_t *)c->f->in,
-                                (uint64_t *)c->f->out, (size_t)c->s->B);
+        return mpce_ntt_forward(c->ntt, c->impl_arg, in, out, batch);
     return mpce_prg_ecb(c->prg, c->impl_arg, 0, c->f->in, c->f->out, c->n);
 }
 
@@ -297,7 +303,8 @@ mpce_status mpce_bench_dispatch_cand(mpce_engine *engine, const char *impl,
         st = open_context(ac->engine, s, f, ac);
     /* Resolving makes the route and the state the timed calls then find. */
     if (st == MPCE_OK && s->prim == MPCE_PRIM_NTT)
-        st = mpce_ntt_resolve(ac->ntt, ac->impl_arg, "ntt.forward", (size_t)s->B, resolved);
+        st = mpce_ntt_resolve(ac->ntt, ac->impl_arg, mpce_bench_engine_op(s), (size_t)s->B,
+                              resolved);
     else if (st == MPCE_OK)
         st = mpce_prg_resolve(ac->prg, ac->impl_arg, "prg.ecb", ac->n, resolved);
     if (st != MPCE_OK) {

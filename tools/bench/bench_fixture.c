@@ -61,7 +61,7 @@ static mpce_status ntt(const struct mpce_bench_shape *s, struct mpce_bench_fixtu
     uint64_t seed = 2, *w = (uint64_t *)f->in;
     for (size_t i = 0; i < words; i++)
         w[i] = mpce_spec_splitmix64(&seed) % s->q;
-    if (strcmp(s->op, "ntt.mul") == 0) {
+    if (strcmp(mpce_bench_engine_op(s), "ntt.mul") == 0) {
         if (!(f->in2 = malloc(f->in_len)))
             return MPCE_ERR_NOMEM;
         w = (uint64_t *)f->in2;

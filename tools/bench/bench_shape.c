@@ -21,6 +21,8 @@ static const struct {
      * the issue's "checks within 5 % of any row", in one run. */
     {"ntt.dispatch", "N=4096,B=64,q=61bit"},
     {"ntt.dispatch", "N=4096,B=64,q=50bit"},
+    {"ntt.dispatch", "N=4096,B=64,q=61bit,op=inverse"},
+    {"ntt.dispatch", "N=4096,B=64,q=61bit,op=mul"},
     {"ntt.forward", "N=4096,B=64,q=61bit"},
     {"ntt.forward", "N=16384,B=64,q=61bit"},
     {"ntt.inverse", "N=4096,B=64,q=61bit"},
@@ -89,7 +91,8 @@ static const struct key ntt[] = {K("N", N, 1, 8, 131072), K("B", B, 1, 1, 4096),
                                  K("q", q, 1, 0, 0), THREADS, END};
 /* One call on one thread: the API against the op table, nothing split. */
 static const struct key ntt_dispatch[] = {K("N", N, 1, 8, 131072), K("B", B, 1, 1, 4096),
-                                          K("q", q, 1, 0, 0), END};
+                                          K("q", q, 1, 0, 0), K("op", transform, 0, 0, 0),
+                                          END};
 static const struct key lpn[] = {K("logk", logk, 1, 1, 26), K("n", n, 1, 1, UINT64_C(1) << 26),
                                  K("chunk", chunk, 0, 1, UINT64_C(1) << 26), THREADS, END};
 static const struct key dpf_all[] = {K("bits", bits, 1, 1, 26), THREADS, END};
@@ -113,7 +116,8 @@ static const struct {
     {"ntt.forward", MPCE_PRIM_NTT, ntt, "N=DEGREE,B=BATCH,q=61bit|60bit|50bit[,threads=T]"},
     {"ntt.inverse", MPCE_PRIM_NTT, ntt, "N=DEGREE,B=BATCH,q=61bit|60bit|50bit[,threads=T]"},
     {"ntt.mul", MPCE_PRIM_NTT, ntt, "N=DEGREE,B=BATCH,q=61bit|60bit|50bit[,threads=T]"},
-    {"ntt.dispatch", MPCE_PRIM_NTT, ntt_dispatch, "N=DEGREE,B=BATCH,q=61bit|60bit|50bit"},
+    {"ntt.dispatch", MPCE_PRIM_NTT, ntt_dispatch,
+     "N=DEGREE,B=BATCH,q=61bit|60bit|50bit[,op=forward|inverse|mul]"},
     {"lpn.fold", MPCE_PRIM_LPN, lpn, "logk=LOGK,n=OUTPUTS[,chunk=OUTPUTS][,threads=T]"},
     {"dpf.evalall", MPCE_PRIM_DPF, dpf_all, "bits=N[,threads=T]"},
     {"dpf.eval_keys", MPCE_PRIM_DPF, dpf_keys, "bits=N,keys=K[,threads=T]"},
@@ -158,6 +162,16 @@ static mpce_status parse_value(const char *op, const struct key *k, const char *
                               "(2^61-2^21+1), 60bit (2^60-2^18+1) or 50bit "
                               "(0x3ffffffd20001, IFMA's range)", op, v);
         return MPCE_OK;
+    }
+    if (strcmp(k->name, "op") == 0) {
+        static const char *const names[] = {"forward", "inverse", "mul"};
+        for (uint64_t i = 0; i < 3; i++)
+            if (strcmp(v, names[i]) == 0) {
+                *dst = i;
+                return MPCE_OK;
+            }
+        return mpce_error(MPCE_ERR_ARG, "%s shape: op=%.40s: expected forward, inverse or mul",
+                          op, v);
     }
     char *end;
     errno = 0;
@@ -236,8 +250,11 @@ const char *mpce_bench_engine_op(const struct mpce_bench_shape *s)
     /* A key batch is routed, and served, as eval_keys. */
     if (strcmp(s->op, "dpf.eval_batch") == 0)
         return "dpf.eval_keys";
+    static const char *const ntt_ops[] = {"ntt.forward", "ntt.inverse", "ntt.mul"};
+    if (s->dispatch && s->prim == MPCE_PRIM_NTT)
+        return ntt_ops[s->transform < 3 ? s->transform : 0];
     if (s->dispatch)
-        return s->prim == MPCE_PRIM_NTT ? "ntt.forward" : "prg.ecb";
+        return "prg.ecb";
     return s->op;
 }
 
