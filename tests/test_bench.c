@@ -248,12 +248,51 @@ static void test_every_op(void)
     CU_ASSERT_STRING_EQUAL(d->baseline, "aes-floor:prg-soft-bitslice");
     CU_ASSERT_STRING_EQUAL(d->unit, "ns/output");
     CU_ASSERT_PTR_NOT_NULL(row_of("aes-floor:prg-soft-bitslice"));
+    /* A point eval has the latency chain beside the floor; EvalAll not. */
+    CU_ASSERT_PTR_NULL(row_of("aes-chain:prg-soft-bitslice"));
+    o = quick("dpf.eval", "bits=9,points=3");
+    CU_ASSERT_EQUAL_FATAL(run(&o), MPCE_OK);
+    d = row_of("aes-chain:prg-soft-bitslice");
+    CU_ASSERT_FATAL(d != NULL);
+    CU_ASSERT(strstr(d->note, "27 dependent one-block ECB calls") != NULL);
+    CU_ASSERT_STRING_EQUAL(d->unit, "ns/point");
     /* A product's unit, and IFMA's moduli reach its row. */
     o = quick("ntt.mul", "N=64,B=1,q=50bit");
     CU_ASSERT_EQUAL_FATAL(run(&o), MPCE_OK);
     d = row_of("ntt-soft");
     CU_ASSERT_FATAL(d != NULL);
     CU_ASSERT_STRING_EQUAL(d->unit, "ns/product");
+}
+
+/* The chain is dependent calls: one run leaves E^n(block) in its block,
+ * as n one-block API calls in a row give. */
+static void test_chain_is_dependent(void)
+{
+    struct mpce_bench_shape s;
+    CU_ASSERT_EQUAL_FATAL(mpce_bench_shape_parse("dpf.eval", "bits=5,points=1", &s), MPCE_OK);
+    struct mpce_bench_fixture *f = NULL;
+    CU_ASSERT_EQUAL_FATAL(mpce_bench_fixture_new(&s, &f), MPCE_OK);
+    CU_ASSERT_EQUAL_FATAL(f->floor_blocks, 5);
+    mpce_engine *e = tu_engine(0);
+    struct mpce_slot *slot = mpce_registry_find(e, "prg-soft-bitslice");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(slot);
+    struct mpce_bench_cand c;
+    memset(&c, 0, sizeof(c));
+    CU_ASSERT_EQUAL_FATAL(mpce_bench_chain_cand(slot, &s, f, &c), MPCE_OK);
+    uint8_t want[16], blocks_after[32];
+    memcpy(want, f->floor_buf, 16);
+    memcpy(blocks_after + 16, f->floor_buf + 16, 16);
+    CU_ASSERT_EQUAL(c.run(c.state), 0);
+    mpce_prg *prg = NULL;
+    CU_ASSERT_EQUAL_FATAL(mpce_prg_new(e, f->keys, 1, &prg), MPCE_OK);
+    for (int i = 0; i < 5; i++)
+        CU_ASSERT_EQUAL(mpce_prg_ecb(prg, "prg-soft-bitslice", 0, want, want, 1), MPCE_OK);
+    CU_ASSERT(memcmp(f->floor_buf, want, 16) == 0);
+    /* One block only: the next is untouched. */
+    CU_ASSERT(memcmp(f->floor_buf + 16, blocks_after + 16, 16) == 0);
+    mpce_prg_free(prg);
+    c.teardown(c.state);
+    mpce_bench_fixture_free(f);
 }
 
 static void test_threads_row(void)
@@ -1182,6 +1221,7 @@ int main(void)
         {"measure: interleaved rounds, a failing candidate dropped", test_measure},
         {"a PRG row: EVP baseline, ratio = baseline / this", test_prg_row},
         {"every op at a tiny shape; the DPF's AES floor", test_every_op},
+        {"dpf.eval's latency chain is dependent one-block calls", test_chain_is_dependent},
         {"thread scaling: threads=T against threads=1", test_threads_row},
         {"--impl keeps the baseline; unknown names refused", test_impl_filter},
         {"--impl with knob values: beside the defaults", test_impl_knobs},

@@ -113,7 +113,7 @@ static int wanted(const struct row *r, const char *name, const char *base)
 /* The AES floor of a DPF candidate: the highest-priority PRG of the same
  * module that can be timed directly, so a backend is compared with its own
  * AES. */
-static int add_floor(struct row *r, const struct mpce_slot *dpf)
+static const struct mpce_slot *floor_prg(const struct row *r, const struct mpce_slot *dpf)
 {
     const struct mpce_slot *best = NULL;
     char why[320];
@@ -124,6 +124,35 @@ static int add_floor(struct row *r, const struct mpce_slot *dpf)
             mpce_bench_slot_usable(r->e, s, why, sizeof(why)))
             best = s;
     }
+    return best;
+}
+
+/* dpf.eval: the same PRG's latency chain beside its floor, once per row.
+ * The floor's blocks run side by side in one call, which a point's
+ * dependent levels cannot: the chain is the figure a one-point eval is
+ * held to. */
+static void add_chain(struct row *r, const struct mpce_slot *dpf)
+{
+    const struct mpce_slot *best = floor_prg(r, dpf);
+    if (!best || strcmp(r->s.op, "dpf.eval") != 0)
+        return;
+    char name[96];
+    snprintf(name, sizeof(name), "aes-chain:%s", best->impl->name);
+    if (find(r, name) >= 0)
+        return;
+    struct mpce_bench_cand *c = next_cand(r);
+    if (!c)
+        return;
+    if (mpce_bench_chain_cand(best, &r->s, r->f, c) != MPCE_OK) {
+        skip(r, name, "%s", mpce_last_error());
+        return;
+    }
+    r->n++;
+}
+
+static int add_floor(struct row *r, const struct mpce_slot *dpf)
+{
+    const struct mpce_slot *best = floor_prg(r, dpf);
     if (!best)
         return -1;
     char name[96];
@@ -195,6 +224,7 @@ static void add_impls(struct row *r, const char *base)
             if (fl < 0 && !r->c[at].note[0])
                 snprintf(r->c[at].note, sizeof(r->c[at].note), "no PRG of plugin %s for "
                          "the AES floor", slot->module->name);
+            add_chain(r, slot);
         }
         add_knob_cand(r, slot, at);
     }

@@ -219,6 +219,12 @@ mpce_status mpce_bench_pair(const struct mpce_slot *dev, const uint32_t *dev_kno
                             const struct mpce_bench_shape *s, const struct mpce_bench_timing *t,
                             struct mpce_bench_pair *out);
 
+/* dpf.eval's latency floor: the same PRG's one-block ECB called
+ * floor_blocks times, each call on the one before's output (a point's levels
+ * are a chain of dependent AES calls; each also pays the op table's call,
+ * which a walk does not). */
+mpce_status mpce_bench_chain_cand(const struct mpce_slot *prg, const struct mpce_bench_shape *s,
+                                  struct mpce_bench_fixture *f, struct mpce_bench_cand *c);
 /* The AES floor of a DPF row: the row's count of ECB blocks through `prg`. */
 mpce_status mpce_bench_floor_cand(const struct mpce_slot *prg, const struct mpce_bench_shape *s,
                                   struct mpce_bench_fixture *f, struct mpce_bench_cand *c);

@@ -71,6 +71,19 @@ static int run_prg_ecb(void *arg)
     return settle(c, rc);
 }
 
+/* The latency chain: n one-block calls in place on one block, so each
+ * call's input is the one before's output, as a point's levels are. */
+static int run_prg_chain(void *arg)
+{
+    struct impl_cand *c = arg;
+    for (size_t i = 0; i < c->n; i++) {
+        int rc = mpce_op_prg_ecb(&c->slot->ops.prg, c->state, &c->call, 0, c->out, c->out, 1);
+        if (rc != 0)
+            return failed(c, rc);
+    }
+    return 0;
+}
+
 static int run_prg_mmo(void *arg)
 {
     struct impl_cand *c = arg;
@@ -461,4 +474,31 @@ mpce_status mpce_bench_floor_cand(const struct mpce_slot *prg, const struct mpce
     ic->in = ic->out = f->floor_buf;
     ic->n = (size_t)f->floor_blocks;
     return finish(ic, rc, c);
+}
+
+mpce_status mpce_bench_chain_cand(const struct mpce_slot *prg, const struct mpce_bench_shape *s,
+                                  struct mpce_bench_fixture *f, struct mpce_bench_cand *c)
+{
+    snprintf(c->name, sizeof(c->name), "aes-chain:%s", prg->impl->name);
+    snprintf(c->note, sizeof(c->note), "%llu dependent one-block ECB calls, each through the "
+             "op table", (unsigned long long)f->floor_blocks);
+    struct mpce_bench_shape ecb = *s;
+    snprintf(ecb.op, sizeof(ecb.op), "prg.ecb");
+    ecb.prim = MPCE_PRIM_PRG;
+    mpce_status st = ask_serves(prg, &ecb, "prg.ecb", 1);
+    if (st != MPCE_OK)
+        return st;
+    if (prg->flags & MPCE_IMPL_ASYNC)
+        return mpce_error(MPCE_ERR_NOIMPL, "asynchronous: a chain of its calls would time "
+                          "completions, not AES");
+    struct impl_cand *ic = new_cand(prg, "prg.ecb", s, f);
+    if (!ic)
+        return mpce_error(MPCE_ERR_NOMEM, "benchmark: out of memory");
+    int rc = mpce_op_prg_ctx_new(&prg->ops.prg, prg->module->state, f->keys, 1, &ic->state);
+    ic->in = ic->out = f->floor_buf;
+    ic->n = (size_t)f->floor_blocks;
+    st = finish(ic, rc, c);
+    if (st == MPCE_OK)
+        c->run = run_prg_chain;
+    return st;
 }
