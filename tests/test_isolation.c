@@ -575,24 +575,43 @@ static void test_no_helper(void)
     tu_remove_dir(dir);
 }
 
-/* A helper named in [tune] helper that is not there is a mistake in the
- * configuration: isolation is off as without one installed, but it is a
- * warning that names the setting. */
+/* A helper named in [tune] helper that is not there: whoever named it asked
+ * for isolation, so every module fails closed, as with a helper that gives
+ * no verdict, with a warning that names the setting; a module that crashes
+ * in its probe never runs in the host (it used to: isolation was off, and
+ * `mpcengine list` died of the module's SIGSEGV). */
 static void test_named_helper_missing(void)
 {
     char *dir = tu_temp_dir();
     place(dir, "okay.so", "none_none");
+    place(dir, "bad.so", "probe_segv");
     char missing[4200];
     snprintf(missing, sizeof(missing), "%s/no-such-probe", dir);
     static struct logbuf log;
     mpce_engine *e;
     CU_ASSERT_EQUAL_FATAL(engine_with(dir, missing, "30", NULL, &log, &e), MPCE_OK);
     CU_ASSERT(strstr(log.text, "no-such-probe: No such file or directory, named in [tune] "
-                     "helper; fix that path") != NULL);
+                     "helper: every module is skipped as not vetted; fix that path") != NULL);
     CU_ASSERT(log.warnings >= 1);
-    CU_ASSERT(strstr(log.text, "okay.so: not vetted out of process: module isolation is off") !=
-              NULL);
+    CU_ASSERT(strstr(log.text, "module isolation is off") == NULL);
+    CU_ASSERT_PTR_NULL(mpce_registry_find(e, "prg-okay"));
+    CU_ASSERT_PTR_NULL(mpce_registry_find(e, "prg-bad"));
+    const mpce_impl_info *row = row_of(e, dir, "okay.so", "");
+    CU_ASSERT(row && strcmp(row->selftest, "fail") == 0);
+    CU_ASSERT(row && strstr(row->reason, "could not be vetted: ") != NULL);
+    CU_ASSERT(row && strstr(row->reason, "fix [tune] helper or set [tune] vet = no") != NULL);
     mpce_engine_free(e);
+
+    char text[8400], cmd[8192];
+    snprintf(text, sizeof(text), "[engine]\nuser_config = no\nplugin_path = %s\n[tune]\n"
+             "mode = off\ndir = %s\nhelper = %s\n", dir, state_dir, missing);
+    char *conf = tu_write_temp(text);
+    snprintf(cmd, sizeof(cmd), "%s list --config %s >/dev/null 2>&1", MPCENGINE_BIN, conf);
+    int status = system(cmd);
+    CU_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    unlink(conf);
+    free(conf);
+    check_no_children();
     tu_remove_dir(dir);
 }
 
@@ -1120,7 +1139,7 @@ int main(void)
         {"a module replaced by rename is vetted again", test_replaced_module},
         {"strict = yes makes a failed vet fatal", test_strict},
         {"no helper: isolation off, in process", test_no_helper},
-        {"a named helper that is missing: a warning", test_named_helper_missing},
+        {"a named helper that is missing fails closed, with a warning", test_named_helper_missing},
         {"a helper with no verdict fails closed", test_unvetted_fails_closed},
         {"a helper of another library version gives no verdict", test_helper_of_another_version},
         {"a disabled plugin's probe is not a fault", test_disabled_plugin},

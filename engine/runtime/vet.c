@@ -307,22 +307,29 @@ enum mpce_vet_result mpce_vet_module(mpce_engine *e, const struct mpce_module_fi
     const int helper_state = mpce_selector_helper_ok(e, helper, why, sizeof(why));
     if (helper_state < 0) /* there, but not one this process may run: fail closed */
         return unvetted(e, f, v, helper, why, 0);
-    if (helper_state == 0) {
-        /* No helper there: isolation off, as GStreamer scans in process
-         * when its plugin scanner is not installed, so that the library
-         * works without the tools package. One named in [tune] helper
-         * that is missing is a mistake in the configuration: a warning.
-         * A helper that is there but cannot be started fails closed
-         * (run_helper). */
+    if (helper_state == 0 && e->cfg.tune.helper) {
+        /* One named in [tune] helper that is missing: whoever named it
+         * asked for isolation, so it fails closed as a helper that gives
+         * no verdict does, rather than load a module that may crash the
+         * process. Said once as a warning (it is the configuration's
+         * mistake, not the modules'), each module skipped as unvetted. */
         char words[4600];
-        if (e->cfg.tune.helper)
-            snprintf(words, sizeof(words), "%.4400s, named in [tune] helper; fix that path, "
-                     "or remove it to use the installed mpcengine-probe", why);
-        else
-            snprintf(words, sizeof(words), "%.4400s; install mpcengine-probe or set [tune] "
-                     "helper", why);
-        return off_at(e, f, e->cfg.tune.helper ? &said_named : &said_helper,
-                      e->cfg.tune.helper ? MPCE_LOG_WARNING : MPCE_LOG_INFO, words);
+        snprintf(words, sizeof(words), "%.4400s, named in [tune] helper: every module is "
+                 "skipped as not vetted; fix that path, remove it to use the installed "
+                 "mpcengine-probe, or set [tune] vet = no", why);
+        if (!__atomic_exchange_n(&said_named, 1, __ATOMIC_RELAXED))
+            mpce_log(&e->log, MPCE_LOG_WARNING, NULL, "module isolation: %s", words);
+        return unvetted(e, f, v, helper, why, 0);
+    }
+    if (helper_state == 0) {
+        /* No helper installed: isolation off, as GStreamer scans in
+         * process when its plugin scanner is not installed, so that the
+         * library works without the tools package. A helper that is there
+         * but cannot be started fails closed (run_helper). */
+        char words[4600];
+        snprintf(words, sizeof(words), "%.4400s; install mpcengine-probe or set [tune] "
+                 "helper", why);
+        return off_at(e, f, &said_helper, MPCE_LOG_INFO, words);
     }
     int no_memory = 0;
     if (run_helper(e, helper, f, v, &no_memory, why, sizeof(why)) != 0)
