@@ -1131,7 +1131,9 @@ mpce_status mpce_config_read_file(struct mpce_config *cfg, const char *path,
         }
         load_name = path;
     }
+    errno = 0;
     dictionary *d = mpce_ini_load(load_name, NULL); /* syntax_error reads the message */
+    const int load_errno = errno;
     close(fd);
     if (snap >= 0)
         close(snap);
@@ -1140,6 +1142,14 @@ mpce_status mpce_config_read_file(struct mpce_config *cfg, const char *path,
         /* iniparser's own allocations: no fault of the file's. */
         if (strstr(ini_msg, "memory allocation"))
             return mpce_error(MPCE_ERR_NOMEM, "out of memory reading %s", path);
+        /* The file is open already: iniparser's fopen of it can fail only
+         * for want of memory or descriptors, no fault of its syntax. */
+        if (strstr(ini_msg, "cannot open") && load_errno == ENOMEM)
+            return mpce_error(MPCE_ERR_NOMEM, "out of memory reading %s", path);
+        if (strstr(ini_msg, "cannot open") && load_errno != 0)
+            return mpce_error(MPCE_ERR_IO, "cannot read %s: %s (raise ulimit -n if this "
+                              "process is at its limit of open files)", path,
+                              strerror(load_errno));
         return syntax_error(path);
     }
     index_lines(&f);
@@ -1200,6 +1210,9 @@ mpce_status mpce_config_read_dir(struct mpce_config *cfg, const char *dir)
     if (mpce_dir_list(dir, ".conf", &names, &n) != 0) {
         if (errno == ENOENT || errno == ENOTDIR)
             return MPCE_OK;
+        if (errno == ENOMEM)
+            return mpce_error(MPCE_ERR_NOMEM, "out of memory reading configuration directory "
+                              "%s", dir);
         return mpce_error(MPCE_ERR_CONFIG, "cannot read configuration directory %s: %s", dir,
                           strerror(errno));
     }

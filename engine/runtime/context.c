@@ -208,7 +208,14 @@ static mpce_status resolve_auto(struct mpce_ctx *ctx, const struct mpce_route_en
     snprintf(before, sizeof(before), "%s", mpce_last_error());
     for (unsigned i = 0; i < entry->n; i++) {
         struct mpce_slot *s = e->slots[entry->cand[i]];
-        if (try_slot(ctx, s, shape, dev, "", &got->state) == MPCE_OK) {
+        const mpce_status tried = try_slot(ctx, s, shape, dev, "", &got->state);
+        /* A shortage of memory (its self-test could not run, its state
+         * could not be made) is no verdict on the candidate: moving on
+         * would route this context, for its lifetime, to a lower one. The
+         * caller gets NOMEM and the next call resolves afresh. */
+        if (tried == MPCE_ERR_NOMEM)
+            return tried;
+        if (tried == MPCE_OK) {
             got->slot = s;
             /* The selector's knob values belong to the row's winner. */
             if (entry->knob_slot == s) {

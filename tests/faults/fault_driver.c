@@ -72,7 +72,8 @@ struct report {
     int fds_left;     /* descriptors open after the scenario that were not before */
     int objects_left; /* shared objects still loaded that were not before */
     uint64_t digest;  /* of what the scenario produced, when status is OK */
-    char msg[2048];   /* the error's message; what was made, when status is OK */
+    char msg[2048];   /* the failed call and its error; what was made, when status is OK */
+    char err[1024];   /* the error's own text (mpce_last_error()), when status is not OK */
 };
 
 static uint64_t fnv(uint64_t h, const void *p, size_t n)
@@ -87,6 +88,7 @@ static void fail_msg(struct report *r, const char *what)
 {
     const char *e = mpce_last_error();
     snprintf(r->msg, sizeof(r->msg), "%s: %s", what, e ? e : "");
+    snprintf(r->err, sizeof(r->err), "%s", e ? e : "");
 }
 
 #define CHECK(call) \
@@ -415,6 +417,7 @@ static void pinswrite_body(void *state, struct report *r)
 fail:
     r->status = -1;
     snprintf(r->msg, sizeof(r->msg), "%s", why);
+    snprintf(r->err, sizeof(r->err), "%s", why);
     mpce_pins_unlock(fd);
     mpce_pins_free(&p);
 }
@@ -887,8 +890,18 @@ int main(int argc, char **argv)
             snprintf(detail, sizeof(detail), "%zu blocks leaked (status %d: %s)", r.live,
                      r.status, r.msg);
             problem = detail;
-        } else if (r.status != 0 && (!r.msg[0] || strlen(r.msg) < 12)) {
-            snprintf(detail, sizeof(detail), "error %d without a message", r.status);
+        } else if (r.status != 0 && strlen(r.err) < 12) {
+            /* err is the error's own text: the failed call's name, which
+             * msg starts with, is no message to its user. */
+            snprintf(detail, sizeof(detail), "error %d without a message (%s)", r.status,
+                     r.msg);
+            problem = detail;
+        } else if (r.status > 0 && r.fired && r.status != MPCE_ERR_NOMEM) {
+            /* A failed allocation is the only fault injected here: an
+             * error for any other reason blames something else. */
+            snprintf(detail, sizeof(detail), "error %d (%s), not MPCE_ERR_NOMEM, for a failed "
+                     "allocation: %s", r.status, mpce_status_name((mpce_status)r.status),
+                     r.msg);
             problem = detail;
         } else if (r.status == 0 && r.fired && r.digest != clean.digest) {
             snprintf(detail, sizeof(detail), "no error, but results differ from the clean "
