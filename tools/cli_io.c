@@ -170,6 +170,9 @@ struct pending {
                            DEST_STREAM: what is opened */
     char *tmp;          /* DEST_FILE: the temporary file beside target */
     int moved;          /* DEST_FILE: tmp has been renamed to target */
+    char *backup;       /* DEST_FILE of several: a second link to the file
+                           target names before the renames, or NULL */
+    int restored;       /* backup was renamed back over target */
 };
 
 /* How messages name p's destination: 'path', or 'target' (where 'path'
@@ -275,17 +278,22 @@ static int locate(const struct cli_cmd *cmd, struct pending *p)
     }
 }
 
-static char *temp_template(const char *path)
+static char *name_beside(const char *path, const char *suffix)
 {
     const char *slash = strrchr(path, '/');
     const char *base = slash != NULL ? slash + 1 : path;
     int dirlen = slash != NULL ? (int)(slash - path) + 1 : 0;
-    size_t size = strlen(path) + sizeof(".tmp-XXXXXX") + 1;
+    size_t size = strlen(path) + strlen(suffix) + 2;
     char *t = malloc(size);
 
     if (t != NULL)
-        snprintf(t, size, "%.*s.%s.tmp-XXXXXX", dirlen, path, base);
+        snprintf(t, size, "%.*s.%s%s", dirlen, path, base, suffix);
     return t;
+}
+
+static char *temp_template(const char *path)
+{
+    return name_beside(path, ".tmp-XXXXXX");
 }
 
 static int write_all(int fd, const uint8_t *p, size_t len)
@@ -444,11 +452,24 @@ static int rename_fail(const struct cli_cmd *cmd, const struct pending *p, size_
     char shown[8400], undone[8400] = "";
     size_t used = 0;
 
-    for (size_t i = 0; i < n; i++)
-        if (p[i].moved && used < sizeof(undone))
+    for (size_t i = 0; i < n; i++) {
+        if (!p[i].moved || used >= sizeof(undone))
+            continue;
+        if (p[i].restored)
+            used += (size_t)snprintf(undone + used, sizeof(undone) - used,
+                                     "; --%s '%s' was already in place and is put back to the "
+                                     "file it replaced, as the outputs go together",
+                                     p[i].out->name, p[i].target);
+        else if (p[i].backup)
+            used += (size_t)snprintf(undone + used, sizeof(undone) - used,
+                                     "; --%s '%s' was already in place, and the file it "
+                                     "replaced could not be put back: it is '%s'",
+                                     p[i].out->name, p[i].target, p[i].backup);
+        else
             used += (size_t)snprintf(undone + used, sizeof(undone) - used,
                                      "; --%s '%s' was already in place and is removed again, "
                                      "as the outputs go together", p[i].out->name, p[i].target);
+    }
     return cli_fail(cmd, CLI_EXIT_ENGINE,
                     "--%s: cannot rename the finished file over %s: %s%s%s", p[at].out->name,
                     dest_name(&p[at], shown, sizeof(shown)), strerror(err),
@@ -489,22 +510,55 @@ int cli_write(const struct cli_cmd *cmd, const struct cli_output *outs, size_t n
         }
     }
     /* Last the renames, which do not fail on their own in practice: the
-     * temporary file is in the destination's directory. */
+     * temporary file is in the destination's directory. Outputs that go
+     * together (two key shares) are replaced together: each file a rename
+     * will replace gets a second link first, so that a later rename's
+     * failure puts the old files back rather than leave a mixed pair or
+     * none. Where no link can be made (a file system without them), a
+     * replaced file is removed again instead, as the message says. */
+    size_t files = 0;
+    for (size_t i = 0; i < n; i++)
+        files += p[i].kind == DEST_FILE;
+    for (size_t i = 0; i < n && rc == 0 && files > 1; i++) {
+        if (p[i].kind != DEST_FILE)
+            continue;
+        if ((p[i].backup = name_beside(p[i].target, ".old-XXXXXX")) == NULL)
+            continue;
+        int fd = mkstemp(p[i].backup);
+        if (fd >= 0)
+            close(fd);
+        if (fd < 0 || unlink(p[i].backup) != 0 || link(p[i].target, p[i].backup) != 0) {
+            free(p[i].backup); /* no old file, or no link: nothing to put back */
+            p[i].backup = NULL;
+        }
+    }
     for (size_t i = 0; i < n && rc == 0; i++) {
         if (p[i].kind != DEST_FILE)
             continue;
-        if (rename(p[i].tmp, p[i].target) != 0)
-            rc = rename_fail(cmd, p, n, i, errno);
-        else
+        if (rename(p[i].tmp, p[i].target) != 0) {
+            const int err = errno;
+            for (size_t j = 0; j < i; j++)
+                if (p[j].moved && p[j].backup)
+                    p[j].restored = rename(p[j].backup, p[j].target) == 0;
+            rc = rename_fail(cmd, p, n, i, err);
+        } else {
             p[i].moved = 1;
+        }
     }
     for (size_t i = 0; i < n; i++) {
         if (p[i].moved && rc == 0)
             sync_dir(p[i].target);
-        else if (p[i].moved)
+        else if (p[i].moved && !p[i].backup)
             unlink(p[i].target);
-        else if (p[i].tmp != NULL)
+        else if (!p[i].moved && p[i].tmp != NULL)
             unlink(p[i].tmp);
+        /* A backup that was not renamed back is the old file's second link:
+         * removed, unless the message named it as the only copy left. */
+        if (p[i].backup && !p[i].restored && !(rc != 0 && p[i].moved))
+            unlink(p[i].backup);
+        if (p[i].restored)
+            sync_dir(p[i].target);
+        free(p[i].backup);
         free(p[i].tmp);
         free(p[i].target);
     }

@@ -181,6 +181,42 @@ for err in ENOSPC EROFS; do
     done
 done
 
+# ---- outputs that go together: two key shares ------------------------------------
+# `dpf gen` replaces --out0 and --out1 together: when the second rename fails
+# (the shim fails renames into its directory), the first file, already
+# replaced, is put back to the one it replaced, so that neither party's old
+# key is lost and no mixed pair is left.
+gdir=$work/gen
+mkdir -p "$gdir/a" "$gdir/b"
+printf 'old key0\n' > "$gdir/a/key0"
+printf 'old key1\n' > "$gdir/b/key1"
+FAULTSHIM_FILE_PREFIX=$gdir/b FAULTSHIM_FILE_ERRNO=EROFS FAULTSHIM_FILE_OPS=rename \
+    LD_PRELOAD=$shim "$cli" dpf gen --bits 8 --alpha 5 --beta 7 --group u64 \
+    --out0 "$gdir/a/key0" --out1 "$gdir/b/key1" --config "$cdir/engine.conf" \
+    --plugin-path "$cdir" 2> "$gdir/err"
+rc=$?
+msg=$(cat "$gdir/err")
+stray=$(cd "$gdir" && ls -A a b | grep -v -x -e 'a:' -e 'b:' -e '' -e key0 -e key1)
+if [ "$rc" -ne 0 ] && [ "$rc" -lt 128 ] && [ -z "$stray" ] &&
+   printf 'old key0\n' | cmp -s - "$gdir/a/key0" && printf 'old key1\n' | cmp -s - "$gdir/b/key1" &&
+   case $msg in *"--out0 '$gdir/a/key0' was already in place and is put back"*) true ;;
+                *) false ;; esac; then
+    pass "dpf gen, the second rename fails: both old keys stay: $msg"
+else
+    fail "dpf gen, the second rename fails: exit $rc, left: '$stray', key0: $(cat "$gdir/a/key0"), said: $msg"
+fi
+# And without a failure both are replaced, with no second link left behind.
+"$cli" dpf gen --bits 8 --alpha 5 --beta 7 --group u64 --out0 "$gdir/a/key0" \
+    --out1 "$gdir/b/key1" --config "$cdir/engine.conf" --plugin-path "$cdir" 2> "$gdir/err"
+rc=$?
+stray=$(cd "$gdir" && ls -A a b | grep -v -x -e 'a:' -e 'b:' -e '' -e key0 -e key1)
+if [ "$rc" -eq 0 ] && [ -z "$stray" ] && ! printf 'old key0\n' | cmp -s - "$gdir/a/key0" &&
+   ! printf 'old key1\n' | cmp -s - "$gdir/b/key1"; then
+    pass "dpf gen replaces both keys and leaves no backup behind"
+else
+    fail "dpf gen without faults: exit $rc, left: '$stray', said: $(cat "$gdir/err")"
+fi
+
 # ---- vet verdicts on a full disk or a read-only directory --------------------------
 # The module is vetted (no verdict cached) while writing STATE/verdicts/
 # fails: the engine still starts with every implementation passing, the
