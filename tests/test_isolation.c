@@ -210,6 +210,9 @@ static const struct bad_case cases[] = {
     {"init_hang", "timed out after 0.5 s", "in its init"},
     {"implprobe_segv", "killed by SIGSEGV", "in the probe of implementation prg-bad"},
     {"implprobe_exit", "called exit(3)", "in the probe of implementation prg-bad"},
+    {"implprobe_abort", "aborted (SIGABRT)", "in the probe of implementation prg-bad"},
+    {"implprobe_hang", "timed out after 0.5 s", "in the probe of implementation prg-bad"},
+    {"dtor_hang", "timed out after 0.5 s", "while being unloaded"},
     {"selftest_segv", "killed by SIGSEGV", "in the self-test of implementation prg-bad"},
     {"selftest_abort", "aborted (SIGABRT)", "in the self-test of implementation prg-bad"},
     {"selftest_exit", "called exit(3)", "in the self-test of implementation prg-bad"},
@@ -225,6 +228,10 @@ static const struct bad_case cases[] = {
  * driver's open across fini): the module passes, with a warning. */
 static const struct bad_case kept[] = {
     {"init_leakfd", "left 2 file descriptors open", "after its fini"},
+    /* an implementation's probe runs after init, and destructors after fini */
+    {"implprobe_leakfd", "left 2 file descriptors open",
+     "after the probe of implementation prg-bad"},
+    {"dtor_leakfd", "left 2 file descriptors open", "after its fini"},
     /* opened on the first call only: passed, the first run's count warned */
     {"selftest_openonce", "left 1 file descriptor open",
      "after the self-test of implementation prg-bad (on its first run only)"},
