@@ -4,7 +4,8 @@
  * this CPU can run that serves the context's moduli, each compared word for
  * word with soft's; soft's against the harness's own arithmetic (mul is a
  * pointwise product; inverse(forward(a) * forward(b)) is the negacyclic
- * product of a and b, computed naively; inverse undoes forward). A
+ * product of a and b, computed naively; inverse undoes forward; forward
+ * by SPEC.md's definition for n <= 128). A
  * non-canonical input (a word >= q) must be refused by every
  * implementation without writing anything.
  *
@@ -75,6 +76,29 @@ static void ref_negacyclic(const uint64_t *a, const uint64_t *b, uint64_t *out, 
             else
                 out[k - n] = (out[k - n] + q - p) % q;
         }
+}
+
+/* The forward transform by SPEC.md's definition: slot j of a row is
+ * sum_i a_i psi^((2 brv(j) + 1) i) mod q, brv reversing log2(n) bits. The
+ * properties checked beside it (inverse undoes forward, the product) hold
+ * for a consistently wrong root or slot order too; this does not. */
+static void ref_forward(const uint64_t *a, uint64_t *out, size_t n, uint64_t q, uint64_t psi)
+{
+    unsigned bits = 0;
+    while ((1u << bits) < n)
+        bits++;
+    for (size_t j = 0; j < n; j++) {
+        size_t r = 0;
+        for (unsigned b = 0; b < bits; b++)
+            r |= ((j >> b) & 1u) << (bits - 1 - b);
+        const uint64_t w = ref_powmod(psi, 2 * r + 1, q);
+        uint64_t acc = 0, x = 1;
+        for (size_t i = 0; i < n; i++) {
+            acc = (acc + ref_mulmod(a[i], x, q)) % q;
+            x = ref_mulmod(x, w, q);
+        }
+        out[j] = acc;
+    }
 }
 
 static mpce_status run(mpce_ntt *ctx, const char *impl, int op, const uint64_t *a,
@@ -200,6 +224,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                            mpce_ntt_mul(ctx, impls[0], want, fb, prod, batch) == MPCE_OK &&
                            mpce_ntt_inverse(ctx, impls[0], prod, prod, batch) == MPCE_OK,
                        "soft: %s", mpce_last_error());
+            uint64_t g0, psi0;
+            FUZZ_CHECK(mpce_ntt_roots(ctx, 0, &g0, &psi0) == MPCE_OK, "roots: %s",
+                       mpce_last_error());
+            ref_forward(ops[0], ref, n, q[0], psi0);
+            FUZZ_CHECK(memcmp(ref, want, n * 8) == 0,
+                       "soft forward is not SPEC.md's definition (n=%zu, q=%llu, psi=%llu)", n,
+                       (unsigned long long)q[0], (unsigned long long)psi0);
             ref_negacyclic(ops[0], ops[1], ref, n, q[0]);
             FUZZ_CHECK(memcmp(ref, prod, n * 8) == 0,
                        "soft: inverse(forward(a) * forward(b)) is not the negacyclic product "
