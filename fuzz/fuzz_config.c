@@ -167,7 +167,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     mpce_config_free(&cfg);
 
     /* The variable through the environment, as an engine opening reads it:
-     * over the first layer alone, no system or user files. */
+     * over the first layer alone, no system or user files. Root ignores
+     * the variable, so there only the direct parse above runs: said once. */
+    static int said_privileged;
+    if (force && mpce_config_privileged() && !said_privileged) {
+        said_privileged = 1;
+        fprintf(stderr, "fuzz_config: running as root, which ignores MPCENGINE_FORCE: its "
+                "environment pass is skipped (mpce_config_parse_force is fuzzed directly); "
+                "run as another user for that pass\n");
+    }
     if (force && !mpce_config_privileged()) {
         FUZZ_CHECK(setenv("MPCENGINE_FORCE", force, 1) == 0, "setenv");
         mpce_options opts = {
