@@ -455,25 +455,34 @@ mpce_status mpce_bench_impl_cand_knobs(const struct mpce_slot *slot,
     return finish(ic, prepare(ic), c);
 }
 
-mpce_status mpce_bench_floor_cand(const struct mpce_slot *prg, const struct mpce_bench_shape *s,
-                                  struct mpce_bench_fixture *f, struct mpce_bench_cand *c)
+/* A DPF row's AES reference: prg's ECB on the fixture's floor blocks, in
+ * place (the floor's blocks stay in one buffer, as a DPF's do), served at
+ * `per_call` blocks a call. */
+static mpce_status floor_ecb_cand(const struct mpce_slot *prg, const struct mpce_bench_shape *s,
+                                  struct mpce_bench_fixture *f, uint64_t per_call,
+                                  struct mpce_bench_cand *c)
 {
-    snprintf(c->name, sizeof(c->name), "aes-floor:%s", prg->impl->name);
-    snprintf(c->note, sizeof(c->note), "%llu ECB blocks", (unsigned long long)f->floor_blocks);
     struct mpce_bench_shape ecb = *s;
     snprintf(ecb.op, sizeof(ecb.op), "prg.ecb");
     ecb.prim = MPCE_PRIM_PRG;
-    mpce_status st = ask_serves(prg, &ecb, "prg.ecb", f->floor_blocks);
+    mpce_status st = ask_serves(prg, &ecb, "prg.ecb", per_call);
     if (st != MPCE_OK)
         return st;
     struct impl_cand *ic = new_cand(prg, "prg.ecb", s, f);
     if (!ic)
         return mpce_error(MPCE_ERR_NOMEM, "benchmark: out of memory");
     int rc = mpce_op_prg_ctx_new(&prg->ops.prg, prg->module->state, f->keys, 1, &ic->state);
-    /* In place: the floor's blocks stay in one buffer, as a DPF's do. */
     ic->in = ic->out = f->floor_buf;
     ic->n = (size_t)f->floor_blocks;
     return finish(ic, rc, c);
+}
+
+mpce_status mpce_bench_floor_cand(const struct mpce_slot *prg, const struct mpce_bench_shape *s,
+                                  struct mpce_bench_fixture *f, struct mpce_bench_cand *c)
+{
+    snprintf(c->name, sizeof(c->name), "aes-floor:%s", prg->impl->name);
+    snprintf(c->note, sizeof(c->note), "%llu ECB blocks", (unsigned long long)f->floor_blocks);
+    return floor_ecb_cand(prg, s, f, f->floor_blocks, c);
 }
 
 mpce_status mpce_bench_chain_cand(const struct mpce_slot *prg, const struct mpce_bench_shape *s,
@@ -482,22 +491,10 @@ mpce_status mpce_bench_chain_cand(const struct mpce_slot *prg, const struct mpce
     snprintf(c->name, sizeof(c->name), "aes-chain:%s", prg->impl->name);
     snprintf(c->note, sizeof(c->note), "%llu dependent one-block ECB calls, each through the "
              "op table", (unsigned long long)f->floor_blocks);
-    struct mpce_bench_shape ecb = *s;
-    snprintf(ecb.op, sizeof(ecb.op), "prg.ecb");
-    ecb.prim = MPCE_PRIM_PRG;
-    mpce_status st = ask_serves(prg, &ecb, "prg.ecb", 1);
-    if (st != MPCE_OK)
-        return st;
     if (prg->flags & MPCE_IMPL_ASYNC)
         return mpce_error(MPCE_ERR_NOIMPL, "asynchronous: a chain of its calls would time "
                           "completions, not AES");
-    struct impl_cand *ic = new_cand(prg, "prg.ecb", s, f);
-    if (!ic)
-        return mpce_error(MPCE_ERR_NOMEM, "benchmark: out of memory");
-    int rc = mpce_op_prg_ctx_new(&prg->ops.prg, prg->module->state, f->keys, 1, &ic->state);
-    ic->in = ic->out = f->floor_buf;
-    ic->n = (size_t)f->floor_blocks;
-    st = finish(ic, rc, c);
+    mpce_status st = floor_ecb_cand(prg, s, f, 1, c);
     if (st == MPCE_OK)
         c->run = run_prg_chain;
     return st;
