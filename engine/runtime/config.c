@@ -978,8 +978,9 @@ static int open_config(const struct mpce_config *cfg, const char *path, char *wh
         errno = S_ISDIR(sb.st_mode) ? EISDIR : EINVAL; /* not a trust question */
         return -3;
     }
+    errno = 0;
     int fd = mpce_file_open_trusted(path, why, len);
-    return fd >= 0 ? fd : -2;
+    return fd >= 0 ? fd : errno == ENOMEM ? -4 : -2;
 }
 
 static mpce_status not_a_file(const char *path, const char *origin, int is_dir)
@@ -1043,6 +1044,9 @@ mpce_status mpce_config_read_file(struct mpce_config *cfg, const char *path,
 {
     char why[1024];
     int fd = open_config(cfg, path, why, sizeof(why));
+    if (fd == -4) /* a shortage while checking it: no fault of the file's */
+        return mpce_error(MPCE_ERR_NOMEM, "out of memory checking %s (named by %s): %s", path,
+                          origin ? origin : "the default layers", why);
     if (fd == -2)
         return mpce_error(MPCE_ERR_CONFIG, "%s (named by %s) refused: %s (root and "
                           "setuid/setgid programs read only configuration that no other user "

@@ -591,5 +591,7 @@ int mpce_file_open_trusted(const char *path, char *why, size_t why_len)
     if (!name[0])
         return fail(why, why_len, "%s names a directory: give the path of the file itself", path);
     int fd = open_checked(dir, name, path, 1, why, why_len);
+    if (fd == FILE_NOMEM)
+        errno = ENOMEM;
     return fd < 0 ? -1 : fd;
 }

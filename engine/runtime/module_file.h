@@ -48,7 +48,8 @@ void mpce_module_file_close(struct mpce_module_file *f);
 
 /* The configuration-file trust check of root and setuid processes: the
  * descriptor of the checked regular file (read it, not the path), or -1
- * with the reason. */
+ * with the reason (and errno ENOMEM when memory ran out checking it, no
+ * verdict on the file). */
 int mpce_file_open_trusted(const char *path, char *why, size_t why_len);
 
 /* Tests only: called between hashing and dlopen with the module's path, so a

@@ -2,6 +2,7 @@
 /* DPF key format v1: size, serialization and the hostile-input parser. */
 #include "config.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -221,11 +222,18 @@ static int first16_sha256(const char *text, uint8_t out[16])
 mpce_status mpce_dpf_default_keys(uint8_t kl[16], uint8_t kr[16])
 {
     /* Silently different keys would make every key unusable by a peer, so a
-     * broken libcrypto is an error, never a fallback. */
+     * broken libcrypto is an error, never a fallback. OpenSSL's allocations
+     * fail through malloc, which leaves ENOMEM: a shortage, not a broken
+     * installation. */
+    errno = 0;
     if (first16_sha256("mpcengine dpf prg key L", kl) != 0 ||
-        first16_sha256("mpcengine dpf prg key R", kr) != 0)
+        first16_sha256("mpcengine dpf prg key R", kr) != 0) {
+        if (errno == ENOMEM)
+            return mpce_error(MPCE_ERR_NOMEM, "out of memory deriving the default DPF PRG "
+                              "keys (OpenSSL SHA-256)");
         return mpce_error(MPCE_ERR_BACKEND,
                           "OpenSSL SHA-256 failed deriving the default DPF PRG keys; check the "
                           "libcrypto installation or pass kl and kr explicitly");
+    }
     return MPCE_OK;
 }

@@ -16,8 +16,9 @@
  * and the C library's lazily made globals are warmed up once, before any
  * counting, in the parent.
  *
- * usage: fault_driver SCENARIO WORKDIR [quick|full|once]
- * Scenarios: init, ops, dpfparse, pinswrite, census, config.
+ * usage: fault_driver SCENARIO WORKDIR [quick|full|once|at=N[,N...]]
+ * (at=: only those tries, to rerun what a "FAIL SCENARIO N=..." line named)
+ * Scenarios: init, ops, dpfparse, pinswrite, census, config, vet, vetcached.
  * Prints one line per failed check and a summary line
  * "SCENARIO: T allocations, K failures injected: E errors, A absorbed, F bad".
  */
@@ -768,6 +769,18 @@ int main(int argc, char **argv)
     }
     workdir = argv[2];
     int full = argc > 3 && strcmp(argv[3], "full") == 0;
+    /* at=N,M,...: only those tries, to rerun what a FAIL line named. */
+    long tries_at[64];
+    size_t n_at = 0;
+    if (argc > 3 && strncmp(argv[3], "at=", 3) == 0)
+        for (char *p = argv[3] + 3, *end; *p && n_at < 64; p = *end ? end + 1 : end) {
+            tries_at[n_at] = strtol(p, &end, 10);
+            if (end == p || tries_at[n_at] < 1) {
+                fprintf(stderr, "fault_driver: %s: expected at=N[,N...], tries from 1\n", argv[3]);
+                return 2;
+            }
+            n_at++;
+        }
     setup_tree();
 
     /* OpenSSL's and the C library's lazily made globals, made once here so
@@ -866,10 +879,12 @@ int main(int argc, char **argv)
                      : QUICK_TRIES;
     long step = full || total <= quick ? 1 : (total + quick - 1) / quick;
     long tries = 0, errors = 0, absorbed = 0, bad = 0, fired = 0;
-    for (long n = 1; n <= total; n += step) {
+    if (n_at)
+        step = 1;
+    for (long n = 1; n <= (n_at ? (long)n_at : total); n += step) {
         /* In the quick mode the sample's phase moves, so that a site a
          * fixed stride would always miss is hit from one step to the next. */
-        long at = step > 1 ? n + (n / step * 7) % step : n;
+        long at = n_at ? tries_at[n - 1] : step > 1 ? n + (n / step * 7) % step : n;
         if (at > total)
             break;
         struct report r;
