@@ -802,6 +802,10 @@ static void test_bad_values(void)
     assert_refused(CLI("dpf", "gen", "--bits", "8", "--alpha", "256", "--beta", "1", "--group",
                        "u64", "--out0", p("k0.bin"), "--out1", p("k1.bin")),
                    2, "mpcengine dpf gen: --alpha: ", "[0, 255]", "k0.bin");
+    /* Both keys into one file would leave only key1 there, and exit 0. */
+    assert_refused(CLI("dpf", "gen", "--bits", "8", "--alpha", "1", "--beta", "1", "--group",
+                       "u64", "--out0", p("k0.bin"), "--out1", p("k0.bin")),
+                   2, "mpcengine dpf gen: --out0 and --out1 name the same file", NULL, "k0.bin");
     assert_refused(CLI("dpf", "gen", "--bits", "8", "--alpha", "1", "--beta", "1", "--group",
                        "ring", "--out0", p("k0.bin"), "--out1", p("k1.bin")),
                    2, "mpcengine dpf gen: --group: ", NULL, "k0.bin");

@@ -173,6 +173,7 @@ struct pending {
     char *backup;       /* DEST_FILE of several: a second link to the file
                            target names before the renames, or NULL */
     int restored;       /* backup was renamed back over target */
+    int restore_errno;  /* why it was not, when that was tried */
 };
 
 /* How messages name p's destination: 'path', or 'target' (where 'path'
@@ -462,9 +463,11 @@ static int rename_fail(const struct cli_cmd *cmd, const struct pending *p, size_
                                      p[i].out->name, p[i].target);
         else if (p[i].backup)
             used += (size_t)snprintf(undone + used, sizeof(undone) - used,
-                                     "; --%s '%s' was already in place, and the file it "
-                                     "replaced could not be put back: it is '%s'",
-                                     p[i].out->name, p[i].target, p[i].backup);
+                                     "; --%s '%s' was already in place and is removed again, "
+                                     "but the file it replaced could not be put back (%s): "
+                                     "it is '%s'; rename it to '%s'",
+                                     p[i].out->name, p[i].target, strerror(p[i].restore_errno),
+                                     p[i].backup, p[i].target);
         else
             used += (size_t)snprintf(undone + used, sizeof(undone) - used,
                                      "; --%s '%s' was already in place and is removed again, "
@@ -493,6 +496,20 @@ int cli_write(const struct cli_cmd *cmd, const struct cli_output *outs, size_t n
         else
             rc = locate(cmd, &p[i]);
     }
+    /* Two outputs that are one file (the same name, or links to one file)
+     * would leave only the last written: refused before anything is. */
+    for (size_t i = 0; i < n && rc == 0; i++)
+        for (size_t j = i + 1; j < n && rc == 0; j++) {
+            if (p[i].kind != DEST_FILE || p[j].kind != DEST_FILE)
+                continue;
+            struct stat a, b;
+            if (strcmp(p[i].target, p[j].target) == 0 ||
+                (stat(p[i].target, &a) == 0 && stat(p[j].target, &b) == 0 &&
+                 a.st_dev == b.st_dev && a.st_ino == b.st_ino))
+                rc = cli_fail(cmd, CLI_EXIT_USAGE, "--%s and --%s name the same file '%s': "
+                              "give each output a file of its own", outs[i].name,
+                              outs[j].name, p[i].target);
+        }
     /* Files first, complete and synced beside their destinations, where a
      * full disk or a closed directory shows before anything is given out. */
     for (size_t i = 0; i < n && rc == 0; i++)
@@ -522,12 +539,24 @@ int cli_write(const struct cli_cmd *cmd, const struct cli_output *outs, size_t n
     for (size_t i = 0; i < n && rc == 0 && files > 1; i++) {
         if (p[i].kind != DEST_FILE)
             continue;
-        if ((p[i].backup = name_beside(p[i].target, ".old-XXXXXX")) == NULL)
-            continue;
-        int fd = mkstemp(p[i].backup);
-        if (fd >= 0)
+        /* A fresh name from mkstemp, freed for link: another process may
+         * take it in between (EEXIST), so a few tries. */
+        int linked = 0;
+        for (int tries = 0; tries < 4 && !linked; tries++) {
+            free(p[i].backup);
+            if ((p[i].backup = name_beside(p[i].target, ".old-XXXXXX")) == NULL)
+                break;
+            int fd = mkstemp(p[i].backup);
+            if (fd < 0)
+                break;
             close(fd);
-        if (fd < 0 || unlink(p[i].backup) != 0 || link(p[i].target, p[i].backup) != 0) {
+            if (unlink(p[i].backup) != 0)
+                break;
+            linked = link(p[i].target, p[i].backup) == 0;
+            if (!linked && errno != EEXIST)
+                break;
+        }
+        if (!linked) {
             free(p[i].backup); /* no old file, or no link: nothing to put back */
             p[i].backup = NULL;
         }
@@ -538,8 +567,10 @@ int cli_write(const struct cli_cmd *cmd, const struct cli_output *outs, size_t n
         if (rename(p[i].tmp, p[i].target) != 0) {
             const int err = errno;
             for (size_t j = 0; j < i; j++)
-                if (p[j].moved && p[j].backup)
+                if (p[j].moved && p[j].backup) {
                     p[j].restored = rename(p[j].backup, p[j].target) == 0;
+                    p[j].restore_errno = p[j].restored ? 0 : errno;
+                }
             rc = rename_fail(cmd, p, n, i, err);
         } else {
             p[i].moved = 1;
@@ -548,8 +579,8 @@ int cli_write(const struct cli_cmd *cmd, const struct cli_output *outs, size_t n
     for (size_t i = 0; i < n; i++) {
         if (p[i].moved && rc == 0)
             sync_dir(p[i].target);
-        else if (p[i].moved && !p[i].backup)
-            unlink(p[i].target);
+        else if (p[i].moved && !p[i].restored)
+            unlink(p[i].target); /* never a new key beside an old one */
         else if (!p[i].moved && p[i].tmp != NULL)
             unlink(p[i].tmp);
         /* A backup that was not renamed back is the old file's second link:
