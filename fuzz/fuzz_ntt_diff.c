@@ -81,7 +81,8 @@ static void ref_negacyclic(const uint64_t *a, const uint64_t *b, uint64_t *out, 
 /* The forward transform by SPEC.md's definition: slot j of a row is
  * sum_i a_i psi^((2 brv(j) + 1) i) mod q, brv reversing log2(n) bits. The
  * properties checked beside it (inverse undoes forward, the product) hold
- * for a consistently wrong root or slot order too; this does not. */
+ * for a consistently wrong slot order too; this does not, and psi itself
+ * is checked against g before it is used. */
 static void ref_forward(const uint64_t *a, uint64_t *out, size_t n, uint64_t q, uint64_t psi)
 {
     unsigned bits = 0;
@@ -227,6 +228,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             uint64_t g0, psi0;
             FUZZ_CHECK(mpce_ntt_roots(ctx, 0, &g0, &psi0) == MPCE_OK, "roots: %s",
                        mpce_last_error());
+            /* The root itself by SPEC.md: g^((q-1)/2n), of order 2n (g is
+             * checked against its definition by fuzz_ntt_params). */
+            FUZZ_CHECK(psi0 == ref_powmod(g0, (q[0] - 1) / (2 * n), q[0]) &&
+                           ref_powmod(psi0, n, q[0]) == q[0] - 1,
+                       "psi = %llu is not g^((q-1)/2n) of order 2n (g = %llu, q = %llu)",
+                       (unsigned long long)psi0, (unsigned long long)g0,
+                       (unsigned long long)q[0]);
             ref_forward(ops[0], ref, n, q[0], psi0);
             FUZZ_CHECK(memcmp(ref, want, n * 8) == 0,
                        "soft forward is not SPEC.md's definition (n=%zu, q=%llu, psi=%llu)", n,

@@ -100,7 +100,9 @@ if [ -x "$vaes" ] && grep -qw aes /proc/cpuinfo 2>/dev/null; then
     "$top_builddir/libtool" --mode=execute valgrind -q --error-exitcode=1 --track-origins=yes \
         "$vaes" leak >"$log" 2>&1
     rc=$?
-    if [ $rc -eq 1 ] && grep -q "uninitialised" "$log"; then
+    if [ $rc -eq 77 ]; then
+        grep '^skipped:' "$log" # no memcheck.h: the leaky case above fails for it
+    elif [ $rc -eq 1 ] && grep -q "uninitialised" "$log"; then
         "$top_builddir/libtool" --mode=execute valgrind -q --error-exitcode=1 \
             --track-origins=yes --exit-on-first-error=no "$vaes" >"$log" 2>&1
         rc=$?

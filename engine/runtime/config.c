@@ -1146,14 +1146,16 @@ mpce_status mpce_config_read_file(struct mpce_config *cfg, const char *path,
         /* iniparser's own allocations: no fault of the file's. */
         if (strstr(ini_msg, "memory allocation"))
             return mpce_error(MPCE_ERR_NOMEM, "out of memory reading %s", path);
-        /* The file is open already: iniparser's fopen of it can fail only
-         * for want of memory or descriptors, no fault of its syntax. */
+        /* The file was opened and checked already: iniparser's fopen of it
+         * failing is no fault of its syntax (memory, descriptors, or the
+         * file gone where it is read by path). */
         if (strstr(ini_msg, "cannot open") && load_errno == ENOMEM)
             return mpce_error(MPCE_ERR_NOMEM, "out of memory reading %s", path);
+        if (strstr(ini_msg, "cannot open") && (load_errno == EMFILE || load_errno == ENFILE))
+            return mpce_error(MPCE_ERR_IO, "cannot read %s: %s (this process is at its limit "
+                              "of open files: raise ulimit -n)", path, strerror(load_errno));
         if (strstr(ini_msg, "cannot open") && load_errno != 0)
-            return mpce_error(MPCE_ERR_IO, "cannot read %s: %s (raise ulimit -n if this "
-                              "process is at its limit of open files)", path,
-                              strerror(load_errno));
+            return mpce_error(MPCE_ERR_IO, "cannot read %s: %s", path, strerror(load_errno));
         return syntax_error(path);
     }
     index_lines(&f);

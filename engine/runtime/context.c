@@ -209,11 +209,12 @@ static mpce_status resolve_auto(struct mpce_ctx *ctx, const struct mpce_route_en
     for (unsigned i = 0; i < entry->n; i++) {
         struct mpce_slot *s = e->slots[entry->cand[i]];
         const mpce_status tried = try_slot(ctx, s, shape, dev, "", &got->state);
-        /* A shortage of memory (its self-test could not run, its state
-         * could not be made) is no verdict on the candidate: moving on
-         * would route this context, for its lifetime, to a lower one. The
-         * caller gets NOMEM and the next call resolves afresh. */
-        if (tried == MPCE_ERR_NOMEM)
+        /* The engine short of memory to run a candidate's self-test is no
+         * verdict on it: moving on would route this context, for its
+         * lifetime, to a lower one. The caller gets NOMEM and the next call
+         * resolves afresh. A plugin whose own state cannot be made (device
+         * memory full) is passed over as before. */
+        if (tried == MPCE_ERR_NOMEM && mpce_slot_state(s) == MPCE_ST_UNTESTED)
             return tried;
         if (tried == MPCE_OK) {
             got->slot = s;
