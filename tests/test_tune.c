@@ -921,7 +921,7 @@ static void test_signature_invalidates_only_affected_rows(void)
     mpce_signature_cpu_override = "x86 GenuineIntel family 6 model 143 (a test's CPU)";
     char text[10000];
     snprintf(text, sizeof(text), "[engine]\nuser_config = no\n[tune]\nmode = auto\ndir = %s\n"
-             "helper = %s/no-such-helper\n", pins_dir, dir);
+             "helper = %s/no-such-helper\nvet = no\n", pins_dir, dir);
     tu_write_text(conf, text, 0644);
     struct logbuf log = {0};
     e = engine(plugdir, 0, &log);
@@ -979,7 +979,7 @@ static void test_corrupt_pins_reported_and_replaced(void)
 
     char conf2[10000];
     snprintf(conf2, sizeof(conf2), "[engine]\nuser_config = no\n[tune]\nmode = auto\ndir = %s\n"
-             "helper = %s/no-such-helper\n", pins_dir, dir);
+             "helper = %s/no-such-helper\nvet = no\n", pins_dir, dir);
     tu_write_text(conf, conf2, 0644);
     struct logbuf log = {0};
     mpce_engine *e = engine(TUNE_DIR "/large", 0, &log);
@@ -1340,7 +1340,7 @@ static void test_slice_threshold_extremes_give_same_bytes(void)
     char text[10000];
     /* Three threads even on a one-CPU machine, so that the pool splits. */
     snprintf(text, sizeof(text), "[engine]\nuser_config = no\nthreads = 3\n[tune]\nmode = auto\n"
-             "dir = %s\nhelper = %s/no-such-helper\n", pins_dir, dir);
+             "dir = %s\nhelper = %s/no-such-helper\nvet = no\n", pins_dir, dir);
     tu_write_text(conf, text, 0644);
     /* One element per slice: every call cut as finely as the pool allows. */
     write_slice_pins(path, 1);
@@ -1372,11 +1372,14 @@ static void test_slice_threshold_extremes_give_same_bytes(void)
 
 /* ---- modes ------------------------------------------------------------------------------------ */
 
+/* A helper that is not there (these tests' way to have no tune) would
+ * also skip every module unvetted: vet = no keeps them loaded. */
 static void write_conf(const char *extra, const char *helper)
 {
     char text[10000];
-    snprintf(text, sizeof(text), "[engine]\nuser_config = no\n[tune]\ndir = %s\nhelper = %s\n%s",
-             pins_dir, helper, extra);
+    snprintf(text, sizeof(text),
+             "[engine]\nuser_config = no\n[tune]\ndir = %s\nhelper = %s\n%s%s", pins_dir,
+             helper, access(helper, X_OK) == 0 ? "" : "vet = no\n", extra);
     tu_write_text(conf, text, 0644);
 }
 
@@ -1697,7 +1700,7 @@ static void test_system_and_user_files_merge_per_row(void)
                     mkdir(cache_mid, 0755) == 0 && mkdir(d.cache, 0755) == 0);
     char text[4400];
     snprintf(text, sizeof(text), "[engine]\nuser_config = no\n[tune]\nmode = auto\n"
-             "helper = %s/no-such-helper\n", dir);
+             "helper = %s/no-such-helper\nvet = no\n", dir);
     tu_write_text(d.conf, text, 0644);
     mpce_engine *e = engine(TUNE_DIR "/large", MPCE_OPT_NO_TUNE, NULL);
     const struct row_spec sys_rows[] = {
