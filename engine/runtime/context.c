@@ -206,6 +206,7 @@ static mpce_status resolve_auto(struct mpce_ctx *ctx, const struct mpce_route_en
      * first candidates declined it on the way. */
     char before[1024];
     snprintf(before, sizeof(before), "%s", mpce_last_error());
+    int short_of_memory = 0;
     for (unsigned i = 0; i < entry->n; i++) {
         struct mpce_slot *s = e->slots[entry->cand[i]];
         const mpce_status tried = try_slot(ctx, s, shape, dev, "", &got->state);
@@ -227,6 +228,7 @@ static mpce_status resolve_auto(struct mpce_ctx *ctx, const struct mpce_route_en
                 mpce_error(MPCE_OK, "%s", before);
             return MPCE_OK;
         }
+        short_of_memory |= tried == MPCE_ERR_NOMEM;
         if (used < sizeof(reasons))
             used += (size_t)snprintf(reasons + used, sizeof(reasons) - used, "%s%s",
                                      used ? "; " : "", mpce_last_error());
@@ -235,8 +237,11 @@ static mpce_status resolve_auto(struct mpce_ctx *ctx, const struct mpce_route_en
         return mpce_error(MPCE_ERR_NOIMPL, "no usable %s implementation for %s in %s memory: "
                           "every candidate was skipped or is not allowed: see `mpcengine list`",
                           pname, shape->op, mpce_memory_kind_name(dev));
-    return mpce_error(MPCE_ERR_NOIMPL, "no %s implementation takes this %s call: %s", pname,
-                      shape->op, reasons);
+    /* Every candidate out, one of them for want of memory: a shortage,
+     * which another call may not meet, not a call nothing serves. */
+    return mpce_error(short_of_memory ? MPCE_ERR_NOMEM : MPCE_ERR_NOIMPL,
+                      "no %s implementation takes this %s call: %s%s", pname, shape->op,
+                      reasons, short_of_memory ? "; free memory and call again" : "");
 }
 
 /* Device calls: the implementations of that device, by priority. */
