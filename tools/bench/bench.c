@@ -127,43 +127,26 @@ static const struct mpce_slot *floor_prg(const struct row *r, const struct mpce_
     return best;
 }
 
-/* dpf.eval: the same PRG's latency chain beside its floor, once per row.
- * The floor's blocks run side by side in one call, which a point's
- * dependent levels cannot: the chain is the figure a one-point eval is
- * held to. */
-static void add_chain(struct row *r, const struct mpce_slot *dpf)
-{
-    const struct mpce_slot *best = floor_prg(r, dpf);
-    if (!best || strcmp(r->s.op, "dpf.eval") != 0)
-        return;
-    char name[96];
-    snprintf(name, sizeof(name), "aes-chain:%s", best->impl->name);
-    if (find(r, name) >= 0)
-        return;
-    struct mpce_bench_cand *c = next_cand(r);
-    if (!c)
-        return;
-    if (mpce_bench_chain_cand(best, &r->s, r->f, c) != MPCE_OK) {
-        skip(r, name, "%s", mpce_last_error());
-        return;
-    }
-    r->n++;
-}
+typedef mpce_status (*ref_cand_fn)(const struct mpce_slot *prg,
+                                   const struct mpce_bench_shape *s,
+                                   struct mpce_bench_fixture *f, struct mpce_bench_cand *c);
 
-static int add_floor(struct row *r, const struct mpce_slot *dpf)
+/* A DPF candidate's AES reference made by `make` on `best` (its plugin's
+ * PRG) as NAME:PRG, once per row; its index, or -1. */
+static int add_prg_ref(struct row *r, const struct mpce_slot *best, const char *kind,
+                       ref_cand_fn make)
 {
-    const struct mpce_slot *best = floor_prg(r, dpf);
     if (!best)
         return -1;
     char name[96];
-    snprintf(name, sizeof(name), "aes-floor:%s", best->impl->name);
+    snprintf(name, sizeof(name), "%s:%s", kind, best->impl->name);
     int at = find(r, name);
     if (at >= 0)
         return at;
     struct mpce_bench_cand *c = next_cand(r);
     if (!c)
         return -1;
-    if (mpce_bench_floor_cand(best, &r->s, r->f, c) != MPCE_OK) {
+    if (make(best, &r->s, r->f, c) != MPCE_OK) {
         skip(r, name, "%s", mpce_last_error());
         return -1;
     }
@@ -219,12 +202,17 @@ static void add_impls(struct row *r, const char *base)
         if (!r->o->impl || names(r->o->impl, name))
             r->matched = 1;
         if (r->s.prim == MPCE_PRIM_DPF) {
-            int fl = add_floor(r, slot);
+            /* The floor: its AES on as many blocks in one call. dpf.eval
+             * also gets the chain, the same AES as dependent one-block
+             * calls: a point's levels cannot run side by side. */
+            const struct mpce_slot *prg = floor_prg(r, slot);
+            int fl = add_prg_ref(r, prg, "aes-floor", mpce_bench_floor_cand);
             r->c[at].baseline = fl;
             if (fl < 0 && !r->c[at].note[0])
                 snprintf(r->c[at].note, sizeof(r->c[at].note), "no PRG of plugin %s for "
                          "the AES floor", slot->module->name);
-            add_chain(r, slot);
+            if (strcmp(r->s.op, "dpf.eval") == 0)
+                add_prg_ref(r, prg, "aes-chain", mpce_bench_chain_cand);
         }
         add_knob_cand(r, slot, at);
     }
