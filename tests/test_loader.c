@@ -434,6 +434,47 @@ static void test_ntt_check_flag(void)
     remove_dir(dir);
 }
 
+/* 2.5's flag covers calls in place under MPCE_NTT_REFUSAL_ZERO; a 2.4
+ * module's does not, so the engine checks its in-place calls first, and
+ * a 2.5 module that checks out of place only fails its self-test. */
+static void test_ntt_check_flag_in_place(void)
+{
+    char *dir = make_dir();
+    copy_module(dir, "ntt24");
+    copy_module(dir, "nttplaceliar");
+    mpce_engine *e = engine_with(dir, NULL);
+    const mpce_impl_info *row = find_row(e, 1, "nttplaceliar", "ntt-test-nttplaceliar");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(row);
+    CU_ASSERT_STRING_EQUAL(row->selftest, "fail");
+    expect_reason("ntt-test-nttplaceliar", row->reason, "in place, not below its modulus");
+    row = find_row(e, 1, "ntt24", "ntt-test-ntt24");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(row);
+    CU_ASSERT_STRING_EQUAL(row->selftest, "pass");
+    const uint64_t q = UINT64_C(0x1fffffffffe00001);
+    uint64_t a[16], b[16];
+    for (unsigned i = 0; i < 16; i++)
+        b[i] = i + 1;
+    mpce_ntt *ctx = NULL;
+    CU_ASSERT_FATAL(mpce_ntt_new(e, 16, &q, 1, &ctx) == MPCE_OK);
+    for (unsigned mode = MPCE_NTT_REFUSAL_KEEP; mode <= MPCE_NTT_REFUSAL_ZERO; mode++) {
+        CU_ASSERT_FATAL(mpce_ntt_set_refusal(ctx, mode) == MPCE_OK);
+        for (unsigned op = 0; op < 3; op++) {
+            for (unsigned i = 0; i < 16; i++)
+                a[i] = i == 5 ? q : 7 * i;
+            mpce_status st = op == 0   ? mpce_ntt_forward(ctx, "ntt-test-ntt24", a, a, 1)
+                             : op == 1 ? mpce_ntt_inverse(ctx, "ntt-test-ntt24", a, a, 1)
+                                       : mpce_ntt_mul(ctx, "ntt-test-ntt24", a, b, a, 1);
+            /* Named: the engine's own check ran before the op. */
+            TU_ASSERT_ERROR(st, MPCE_ERR_ARG, op == 2 ? "a[5] = " : "in[5] = ");
+            for (unsigned i = 0; i < 16; i++)
+                CU_ASSERT_EQUAL(a[i], mode == MPCE_NTT_REFUSAL_ZERO ? 0 : i == 5 ? q : 7 * i);
+        }
+    }
+    mpce_ntt_free(ctx);
+    mpce_engine_free(e);
+    remove_dir(dir);
+}
+
 static void test_wrong_answers(void)
 {
     char *dir = make_dir();
@@ -861,6 +902,9 @@ int main(void)
         {"missing, double or unknown timing flags", test_timing_flags},
         {"the NTT input-check flag: where it is refused, and a module that lies",
          test_ntt_check_flag},
+        {"the NTT input-check flag in place: a 2.4 module checked first, a 2.5 one that "
+         "skips it fails",
+         test_ntt_check_flag_in_place},
         {"knobs that break a rule: refused, naming the knob", test_bad_knobs},
         {"unknown class, no host memory", test_bad_class_and_memory},
         {"unknown primitive: refused, named without a crash", test_unknown_primitive},

@@ -16,6 +16,7 @@
 #include <openssl/sha.h>
 
 #include "engine/spec/ntt_params.h"
+#include "mpcengine/plugin.h"
 #include "engine/verify/kat.h"
 #include "testutil.h"
 #include "tests/ref_modarith.h"
@@ -966,6 +967,135 @@ static void refusal_case(mpce_ntt *ctx, const char *impl, size_t n, const uint64
     }
 }
 
+/* Whether impl carries MPCE_IMPL_CHECKS_NTT_INPUT (and is not async). */
+static int impl_checks(const char *impl)
+{
+    const mpce_impl_info *rows;
+    size_t count;
+    CU_ASSERT_FATAL(mpce_list(tu_engine(0), 0, &rows, &count) == MPCE_OK);
+    for (size_t i = 0; i < count; i++)
+        if (strcmp(rows[i].impl, impl) == 0)
+            return (rows[i].flags & MPCE_IMPL_CHECKS_NTT_INPUT) &&
+                   !(rows[i].flags & MPCE_IMPL_ASYNC);
+    return 0;
+}
+
+/*
+ * In place under MPCE_NTT_REFUSAL_ZERO the checking kernels get their
+ * inputs unchecked too (plugin ABI 2.5): every first pass must see a bad
+ * word before it overwrites it, and the array must come back zeroed. The
+ * message names the word where the engine checked, and says it cannot
+ * where a kernel refused. Under KEEP, the array is untouched and named.
+ */
+static void refusal_case_in_place(mpce_ntt *ctx, const char *impl, size_t n, const uint64_t *q,
+                                  size_t words, const uint64_t *in, const uint64_t *b,
+                                  uint64_t *buf)
+{
+    const size_t l = 2, batch = words / n / l;
+    const int kernel = impl_checks(impl);
+    static const char *const what[] = {"forward", "inverse", "mul a", "mul b"};
+    for (size_t row = 0; row < words / n; row++) {
+        const uint64_t qr = q[row % l];
+        const size_t at[] = {0, n / 2 + 1, n - 1};
+        /* 2^52: past IFMA's limbs; for a 61-bit q, 2^61 instead. */
+        const uint64_t limb = qr < (UINT64_C(1) << 52) ? UINT64_C(1) << 52 : UINT64_C(1) << 61;
+        const uint64_t vals[] = {qr, limb, UINT64_MAX};
+        for (size_t p = 0; p < 3; p++) {
+            const size_t idx = row * n + at[p];
+            for (unsigned mode = MPCE_NTT_REFUSAL_KEEP; mode <= MPCE_NTT_REFUSAL_ZERO; mode++) {
+                CU_ASSERT_FATAL(mpce_ntt_set_refusal(ctx, mode) == MPCE_OK);
+                for (int op = 0; op < 4; op++) {
+                    memcpy(buf, in, words * 8);
+                    buf[idx] = vals[p];
+                    mpce_status st = op == 0   ? mpce_ntt_forward(ctx, impl, buf, buf, batch)
+                                     : op == 1 ? mpce_ntt_inverse(ctx, impl, buf, buf, batch)
+                                     : op == 2 ? mpce_ntt_mul(ctx, impl, buf, b, buf, batch)
+                                               : mpce_ntt_mul(ctx, impl, b, buf, buf, batch);
+                    char want[64];
+                    if (mode == MPCE_NTT_REFUSAL_ZERO && kernel)
+                        snprintf(want, sizeof(want), "cannot be named");
+                    else
+                        snprintf(want, sizeof(want), "%s[%zu] = %llu",
+                                 op == 2 ? "a" : op == 3 ? "b" : "in", idx,
+                                 (unsigned long long)vals[p]);
+                    int left_ok;
+                    if (mode == MPCE_NTT_REFUSAL_ZERO) {
+                        left_ok = all_zero(buf, words);
+                    } else {
+                        const uint64_t keep = buf[idx];
+                        buf[idx] = in[idx];
+                        left_ok = keep == vals[p] && memcmp(buf, in, words * 8) == 0;
+                    }
+                    if (st != MPCE_ERR_ARG || strstr(mpce_last_error(), want) == NULL ||
+                        !left_ok) {
+                        fprintf(stderr, "  %s %s in place (%s) N = %zu: word %zu = %llu: %s "
+                                "(%s)%s\n", impl, what[op],
+                                mode == MPCE_NTT_REFUSAL_ZERO ? "zero" : "keep", n, idx,
+                                (unsigned long long)vals[p], mpce_status_name(st),
+                                mpce_last_error(), left_ok ? "" : "; the array was changed");
+                        CU_FAIL("a bad input word in place was not refused as ntt.h says");
+                    }
+                }
+            }
+        }
+    }
+    CU_ASSERT(mpce_ntt_set_refusal(ctx, MPCE_NTT_REFUSAL_KEEP) == MPCE_OK);
+}
+
+static void test_kernel_checks_in_place(void)
+{
+    const char *names[MAX_IMPLS];
+    size_t ni = ntt_impls(names);
+    static const size_t sizes[] = {8, 16, 32, 64, 256, 4096, 8192};
+    static const uint64_t sets[2][2] = {{Q61, Q50}, {Q50, Q50}};
+    const size_t l = 2, batch = 2;
+    for (size_t m = 0; m < 2; m++) {
+        const uint64_t *q = sets[m];
+        for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+            const size_t n = sizes[s], words = n * l * batch;
+            mpce_ntt *ctx = make_ctx(n, q, l);
+            uint64_t *in = alloc_words(words), *b = alloc_words(words), *buf = alloc_words(words);
+            uint64_t seed = 23 + s;
+            fill_random(in, n, q, l, batch, &seed);
+            fill_random(b, n, q, l, batch, &seed);
+            for (size_t k = 0; k < ni; k++)
+                if (tu_ntt_serves(ctx, names[k]))
+                    refusal_case_in_place(ctx, names[k], n, q, words, in, b, buf);
+            free(in);
+            free(b);
+            free(buf);
+            mpce_ntt_free(ctx);
+        }
+    }
+    /* A good call in place is the same under either mode. */
+    const size_t n = 4096, words = n * l * batch;
+    mpce_ntt *ctx = make_ctx(n, sets[0], l);
+    uint64_t *in = alloc_words(words), *x = alloc_words(words), *y = alloc_words(words);
+    uint64_t seed = 31;
+    fill_random(in, n, sets[0], l, batch, &seed);
+    for (size_t k = 0; k < ni; k++) {
+        if (!tu_ntt_serves(ctx, names[k]))
+            continue;
+        memcpy(x, in, words * 8);
+        memcpy(y, in, words * 8);
+        CU_ASSERT(mpce_ntt_set_refusal(ctx, MPCE_NTT_REFUSAL_KEEP) == MPCE_OK);
+        CU_ASSERT(mpce_ntt_forward(ctx, names[k], x, x, batch) == MPCE_OK);
+        CU_ASSERT(mpce_ntt_mul(ctx, names[k], x, in, x, batch) == MPCE_OK);
+        CU_ASSERT(mpce_ntt_set_refusal(ctx, MPCE_NTT_REFUSAL_ZERO) == MPCE_OK);
+        CU_ASSERT(mpce_ntt_forward(ctx, names[k], y, y, batch) == MPCE_OK);
+        CU_ASSERT(mpce_ntt_mul(ctx, names[k], y, in, y, batch) == MPCE_OK);
+        CU_ASSERT_EQUAL(memcmp(x, y, words * 8), 0);
+        CU_ASSERT(mpce_ntt_inverse(ctx, names[k], y, y, batch) == MPCE_OK);
+    }
+    TU_ASSERT_ERROR(mpce_ntt_set_refusal(ctx, 2), MPCE_ERR_ARG, "mode = 2");
+    TU_ASSERT_ERROR(mpce_ntt_set_refusal(NULL, MPCE_NTT_REFUSAL_ZERO), MPCE_ERR_ARG,
+                    "ctx is NULL");
+    free(in);
+    free(x);
+    free(y);
+    mpce_ntt_free(ctx);
+}
+
 static void test_kernel_checks_every_path(void)
 {
     const char *names[MAX_IMPLS];
@@ -1011,6 +1141,13 @@ static void test_kernel_checks_every_path(void)
         fill_pattern(out, words);
         TU_ASSERT_ERROR(mpce_ntt_forward(ctx, names[k], in, out, polys), MPCE_ERR_ARG, want);
         CU_ASSERT(all_zero(out, words));
+        /* In place under ZERO, the slices on both threads zeroed. */
+        memcpy(out, in, words * 8);
+        CU_ASSERT(mpce_ntt_set_refusal(ctx, MPCE_NTT_REFUSAL_ZERO) == MPCE_OK);
+        TU_ASSERT_ERROR(mpce_ntt_forward(ctx, names[k], out, out, polys), MPCE_ERR_ARG,
+                        impl_checks(names[k]) ? "cannot be named" : want);
+        CU_ASSERT(all_zero(out, words));
+        CU_ASSERT(mpce_ntt_set_refusal(ctx, MPCE_NTT_REFUSAL_KEEP) == MPCE_OK);
     }
     free(in);
     free(out);
@@ -1128,6 +1265,7 @@ static const struct tu_test tests[] = {
     {"canonical check: every position, every bad value", test_canonical_every_position},
     {"canonical check: every variant this CPU runs, lengths 1..70", test_check_variants},
     {"canonical check inside the kernels: every first pass", test_kernel_checks_every_path},
+    {"canonical check in place: MPCE_NTT_REFUSAL_KEEP and _ZERO", test_kernel_checks_in_place},
     {NULL, NULL},
 };
 

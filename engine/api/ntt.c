@@ -21,6 +21,7 @@ struct mpce_ntt {
     struct mpce_ctx base;
     size_t n, l;
     uint64_t *q, *g, *psi;
+    unsigned refusal; /* MPCE_NTT_REFUSAL_*, read and written atomically */
 };
 
 static int ntt_make(const struct mpce_ctx *base, const struct mpce_slot *slot, void **state)
@@ -377,13 +378,17 @@ static mpce_status ntt_run(enum ntt_op op, mpce_ntt *ctx, const char *impl, cons
      * its writes cannot destroy them and the call ends before we return. */
     const uint32_t flags = job.route.slot->flags;
     const int out_of_place = a != out && (op != NTT_MUL || b != out);
+    const int zero = __atomic_load_n(&ctx->refusal, __ATOMIC_RELAXED) == MPCE_NTT_REFUSAL_ZERO;
+    /* Before 2.5 the flag promised the check out of place only. */
     const int kernel_checks = (flags & MPCE_IMPL_CHECKS_NTT_INPUT) &&
-                              !(flags & MPCE_IMPL_ASYNC) && out_of_place;
+                              !(flags & MPCE_IMPL_ASYNC) &&
+                              (out_of_place || (zero && job.route.slot->module->minor >= 5));
     int noncanonical = 0;
     if (!kernel_checks && (st = check_inputs(&s)) != MPCE_OK) {
-        /* ntt.h: a refused call out of place leaves out zeroed, whichever
+        /* ntt.h: a refused call out of place, or in place under
+         * MPCE_NTT_REFUSAL_ZERO, leaves out zeroed, whichever
          * implementation it was routed to. */
-        if (out_of_place)
+        if (out_of_place || zero)
             memset(out, 0, bytes);
         return st;
     }
@@ -393,6 +398,14 @@ static mpce_status ntt_run(enum ntt_op op, mpce_ntt *ctx, const char *impl, cons
         return st;
     /* out may hold partial transforms. */
     memset(out, 0, bytes);
+    if (!out_of_place)
+        return mpce_error(MPCE_ERR_ARG,
+                          "%s: a coefficient of %s is not below its modulus; inputs must be "
+                          "reduced to [0, q). The call ran in place under "
+                          "MPCE_NTT_REFUSAL_ZERO, so out is zeroed and the coefficient "
+                          "cannot be named: run it out of place, or under "
+                          "MPCE_NTT_REFUSAL_KEEP, to find it",
+                          fn, op != NTT_MUL ? "in" : "a or b");
     st = check_inputs(&s);
     if (st == MPCE_OK)
         st = mpce_error(MPCE_ERR_BACKEND,
@@ -401,6 +414,17 @@ static mpce_status ntt_run(enum ntt_op op, mpce_ntt *ctx, const char *impl, cons
                         "authors)",
                         fn, job.route.slot->impl->name);
     return st;
+}
+
+mpce_status mpce_ntt_set_refusal(mpce_ntt *ctx, unsigned mode)
+{
+    if (!ctx)
+        return mpce_error(MPCE_ERR_ARG, "mpce_ntt_set_refusal: ctx is NULL");
+    if (mode != MPCE_NTT_REFUSAL_KEEP && mode != MPCE_NTT_REFUSAL_ZERO)
+        return mpce_error(MPCE_ERR_ARG, "mpce_ntt_set_refusal: mode = %u; expected "
+                          "MPCE_NTT_REFUSAL_KEEP (0) or MPCE_NTT_REFUSAL_ZERO (1)", mode);
+    __atomic_store_n(&ctx->refusal, mode, __ATOMIC_RELAXED);
+    return MPCE_OK;
 }
 
 mpce_status mpce_ntt_forward(mpce_ntt *ctx, const char *impl, const uint64_t *in, uint64_t *out,

@@ -366,7 +366,7 @@ static int ntt_psi(struct run *r, size_t n, uint64_t q, uint64_t *psi)
  * one with *word set to bad rather than transform it: the engine trusts
  * the flag instead of scanning. Async ones are always scanned first. */
 static int ntt_refuses(struct run *r, enum mpce_op_id id, void **argv, unsigned argc,
-                       uint64_t *word, uint64_t bad)
+                       uint64_t *word, uint64_t bad, const char *how)
 {
     if (!(r->slot->flags & MPCE_IMPL_CHECKS_NTT_INPUT) || (r->slot->flags & MPCE_IMPL_ASYNC))
         return 0;
@@ -382,10 +382,30 @@ static int ntt_refuses(struct run *r, enum mpce_op_id id, void **argv, unsigned 
     if (st == MPCE_ERR_NOMEM)
         return oom(r, "%s", mpce_last_error());
     return fail(r, "%s carries MPCE_IMPL_CHECKS_NTT_INPUT, but its %s %s an input word of "
-                "%llu, not below its modulus, instead of returning MPCE_OP_NONCANONICAL%s%s",
+                "%llu%s, not below its modulus, instead of returning MPCE_OP_NONCANONICAL%s%s",
                 r->slot->impl->name, mpce_op_info[id].name,
-                st == MPCE_OK ? "transformed" : "failed on", (unsigned long long)bad,
+                st == MPCE_OK ? "transformed" : "failed on", (unsigned long long)bad, how,
                 st == MPCE_OK ? "" : ": ", st == MPCE_OK ? "" : mpce_last_error());
+}
+
+/* The same in place (2.5: the flag covers it): a copy of src with word at
+ * set to bad, the op's output on top of it (for mul, of a; b as given). */
+static int ntt_refuses_in_place(struct run *r, enum mpce_op_id id, const uint64_t *src,
+                                const uint64_t *b, size_t words, size_t batch, size_t at,
+                                uint64_t bad)
+{
+    if (!(r->slot->flags & MPCE_IMPL_CHECKS_NTT_INPUT) || (r->slot->flags & MPCE_IMPL_ASYNC) ||
+        r->slot->module->minor < 5)
+        return 0;
+    uint64_t *buf = zalloc(r, words * 8);
+    if (!buf)
+        return oom(r, "out of memory");
+    memcpy(buf, src, words * 8);
+    void *argv[] = {&r->state, &r->callp, &buf, &buf, &batch};
+    void *argv_mul[] = {&r->state, &r->callp, &buf, &b, &buf, &batch};
+    if (id == OP(ntt, mul))
+        return ntt_refuses(r, id, argv_mul, NARGS(argv_mul), &buf[at], bad, " in place");
+    return ntt_refuses(r, id, argv, NARGS(argv), &buf[at], bad, " in place");
 }
 
 static int ntt_record(struct run *r)
@@ -433,7 +453,8 @@ static int ntt_record(struct run *r)
         void *argv[] = {&r->state, &r->callp, &a, &b, &out, &batch};
         return !want || call(r, OP(ntt, mul), argv, NARGS(argv)) ||
                expect_blocks(r, "", out, want, n, 8, "coefficient") ||
-               ntt_refuses(r, OP(ntt, mul), argv, NARGS(argv), &b[n - 1], q[0]);
+               ntt_refuses(r, OP(ntt, mul), argv, NARGS(argv), &b[n - 1], q[0], "") ||
+               ntt_refuses_in_place(r, OP(ntt, mul), a, b, n, batch, n / 2, q[0] + 1);
     }
     if (hash) {
         uint64_t seed;
@@ -449,7 +470,9 @@ static int ntt_record(struct run *r)
         uint64_t *want = u64_list(r, "out", words);
         return !want || call(r, OP(ntt, inverse), argv, NARGS(argv)) ||
                expect_blocks(r, "", out, want, words, 8, "coefficient") ||
-               ntt_refuses(r, OP(ntt, inverse), argv, NARGS(argv), &in[0], UINT64_MAX);
+               ntt_refuses(r, OP(ntt, inverse), argv, NARGS(argv), &in[0], UINT64_MAX, "") ||
+               ntt_refuses_in_place(r, OP(ntt, inverse), in, NULL, words, batch, words - 1,
+                                    UINT64_MAX);
     }
     if (call(r, OP(ntt, forward), argv, NARGS(argv)) != 0)
         return -1;
@@ -475,7 +498,8 @@ static int ntt_record(struct run *r)
     /* The last word's row is reduced mod the last modulus. */
     return call(r, OP(ntt, inverse), argv2, NARGS(argv2)) ||
            expect_blocks(r, "inverse(out)", back, in, words, 8, "coefficient") ||
-           ntt_refuses(r, OP(ntt, forward), argv, NARGS(argv), &in[words - 1], q[l - 1]);
+           ntt_refuses(r, OP(ntt, forward), argv, NARGS(argv), &in[words - 1], q[l - 1], "") ||
+           ntt_refuses_in_place(r, OP(ntt, forward), in, NULL, words, batch, 0, q[0]);
 }
 
 /* ---- LPN ---------------------------------------------------------------- */

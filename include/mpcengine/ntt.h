@@ -7,11 +7,12 @@
  * Layout: a polynomial is L consecutive rows of N uint64 words (row l reduced
  * mod q_l); a batch of B polynomials is B*L*N words. A call whose input has
  * a coefficient outside [0, q_l) fails with MPCE_ERR_ARG naming the first
- * one. In place (out is an input), nothing is written; out of place, out
- * is all zeros on return (the fast kernels check as they transform, rather
- * than read the whole input once more first), so keep what out held
- * elsewhere if you still need it. The *_buf calls check host buffers
- * before writing anything; see buffer.h for device buffers. in == out is allowed
+ * one. In place (out is an input), nothing is written unless the context
+ * says otherwise (mpce_ntt_set_refusal); out of place, out is all zeros on
+ * return (the fast kernels check as they transform, rather than read the
+ * whole input once more first), so keep what out held elsewhere if you
+ * still need it. The *_buf calls check host buffers before writing
+ * anything; see buffer.h for device buffers. in == out is allowed
  * (and a == out, b == out for mul); an input that overlaps out otherwise is
  * refused. `impl` is as in prg.h.
  */
@@ -55,6 +56,32 @@ MPCE_API mpce_status mpce_ntt_inverse(mpce_ntt *ctx, const char *impl,
 /* Pointwise product of two batches in NTT form: out = a * b mod q_l. */
 MPCE_API mpce_status mpce_ntt_mul(mpce_ntt *ctx, const char *impl, const uint64_t *a,
                                   const uint64_t *b, uint64_t *out, size_t batch);
+
+/*
+ * What a refused call in place (mpce_ntt_forward, _inverse or _mul with out
+ * equal to an input) leaves in out.
+ *
+ * MPCE_NTT_REFUSAL_KEEP, the default: out as it was. The engine reads every
+ * input once before the call to promise that, which costs what one more
+ * read of the batch costs: about 6 % of a transform and 40-85 % of a
+ * product on a batch that does not fit the CPU's L2 (README, "Against the
+ * peers").
+ * MPCE_NTT_REFUSAL_ZERO: all zeros, as out of place. The kernels that check
+ * as they read (MPCE_IMPL_CHECKS_NTT_INPUT, plugin ABI 2.5) then run in
+ * place unchecked, and the check costs next to nothing.
+ *
+ * Either way the call fails with MPCE_ERR_ARG. Its message names the first
+ * coefficient not below its modulus, except where a kernel refused the
+ * input in place under ZERO: the input is gone by then, and the message
+ * says to rerun the call out of place or under KEEP to find it. Other
+ * modes fail with MPCE_ERR_ARG. The *_buf
+ * calls are not affected: they check host buffers before anything runs. A
+ * call reads the mode once, as it starts; setting it while other threads
+ * call on ctx is safe, and each call has one mode or the other.
+ */
+#define MPCE_NTT_REFUSAL_KEEP 0u
+#define MPCE_NTT_REFUSAL_ZERO 1u
+MPCE_API mpce_status mpce_ntt_set_refusal(mpce_ntt *ctx, unsigned mode);
 
 /* Buffer forms: each buffer holds batch*L*N words; in and out may be the
  * same buffer. */

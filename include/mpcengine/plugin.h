@@ -80,8 +80,9 @@ extern "C" {
 /* 2.0: the ops below without a "since 1" mark; 2.1: dpf.evalall_range;
  * 2.2: knobs (struct mpce_knob, mpce_impl.knobs, mpce_call.knobs);
  * 2.3: dpf.eval_batch over struct mpce_dpf_batch_v1;
- * 2.4: MPCE_IMPL_CHECKS_NTT_INPUT and MPCE_OP_NONCANONICAL. */
-#define MPCE_PLUGIN_ABI_MINOR 4u
+ * 2.4: MPCE_IMPL_CHECKS_NTT_INPUT and MPCE_OP_NONCANONICAL;
+ * 2.5: MPCE_IMPL_CHECKS_NTT_INPUT covers calls in place as well. */
+#define MPCE_PLUGIN_ABI_MINOR 5u
 #define MPCE_PLUGIN_ENTRY_SYMBOL "mpce_plugin_entry_v2"
 
 /* ---- how an op is called ------------------------------------------------- */
@@ -106,10 +107,15 @@ extern "C" {
  * (without set_error) when a coefficient of an input row is not below that
  * row's modulus; they may have written any part of out by then, and must
  * still read and write only within the call's arrays. The engine zeroes out
- * and reports the first such coefficient itself. Calls in place, on
- * buffers and on devices are still checked by the engine first, so an op
- * never has to undo its writes. The self-test refuses the flag to an
- * implementation that transforms a non-canonical input.
+ * and reports the first such coefficient itself. Since 2.5, a module's
+ * flag also covers calls in place (out equal to an input) on a context
+ * whose application chose MPCE_NTT_REFUSAL_ZERO (ntt.h): such an op must
+ * check each input word as it reads it, before anything overwrites it, and
+ * may then leave out in any state (the engine zeroes it). Calls in place
+ * otherwise, on buffers and on devices are still checked by the engine
+ * first, so an op never has to undo its writes. The self-test refuses the
+ * flag to an implementation that transforms a non-canonical input, out of
+ * place and (2.5) in place.
  */
 #define MPCE_IMPL_CHECKS_NTT_INPUT 0x200u
 #define MPCE_OP_NONCANONICAL 0x10001

@@ -46,6 +46,11 @@
  *   NTTOLDFLAG   ntt-test-nttoldflag, built for ABI 2.3, claims it too
  *   NTTLIAR      ntt-test-nttliar claims it but never checks: it must fail
  *                its self-test, or the engine would transform bad inputs
+ *   NTT24        ntt-test-ntt24, built for ABI 2.4, claims it and checks out
+ *                of place only, as 2.4 asked: it passes, and in place the
+ *                engine still checks first, under either refusal mode
+ *   NTTPLACELIAR ntt-test-nttplaceliar, built for 2.5, claims it and checks
+ *                out of place only: 2.5's flag covers in place, so it fails
  *   KNOBOPS      a knob naming lpn.fold, an op of another primitive
  */
 #include "config.h"
@@ -117,6 +122,10 @@
 #define V nttoldflag
 #elif defined(VARIANT_NTTLIAR)
 #define V nttliar
+#elif defined(VARIANT_NTT24)
+#define V ntt24
+#elif defined(VARIANT_NTTPLACELIAR)
+#define V nttplaceliar
 #elif defined(VARIANT_KNOBOPS)
 #define V knobops
 #else
@@ -125,7 +134,8 @@
 
 /* ---- the implementation's ops ---------------------------------------------- */
 
-#if defined(VARIANT_NTTOLDFLAG) || defined(VARIANT_NTTLIAR)
+#if defined(VARIANT_NTTOLDFLAG) || defined(VARIANT_NTTLIAR) || defined(VARIANT_NTT24) || \
+    defined(VARIANT_NTTPLACELIAR)
 #define VARIANT_NTT 1
 #include <string.h>
 
@@ -143,9 +153,27 @@ static void ntt_free(void *state)
     mpce_harvey_state_free(state);
 }
 
+/* NTT24 and NTTPLACELIAR: whether a word of the batch is not reduced,
+ * checked out of place only. */
+static int unreduced(const struct mpce_harvey_state *s, const uint64_t *in, const uint64_t *out,
+                     size_t batch)
+{
+#if defined(VARIANT_NTT24) || defined(VARIANT_NTTPLACELIAR)
+    if (in != out)
+        for (size_t i = 0; i < batch * s->l * s->n; i++)
+            if (in[i] >= s->row[(i / s->n) % s->l]->q)
+                return 1;
+#else
+    (void)s, (void)in, (void)out, (void)batch;
+#endif
+    return 0;
+}
+
 static int ntt_rows(const struct mpce_harvey_state *s, int inverse, const uint64_t *in,
                     uint64_t *out, size_t batch)
 {
+    if (unreduced(s, in, out, batch))
+        return MPCE_OP_NONCANONICAL;
     for (size_t i = 0; i < batch * s->l; i++) {
         memmove(out + i * s->n, in + i * s->n, s->n * sizeof(uint64_t));
         (inverse ? mpce_harvey_inverse_row : mpce_harvey_forward_row)(s->row[i % s->l], s->n,
@@ -170,6 +198,8 @@ static int ntt_mul(void *state, const struct mpce_call *call, const uint64_t *a,
                    const uint64_t *b, uint64_t *out, size_t batch)
 {
     const struct mpce_harvey_state *s = state;
+    if (unreduced(s, a, out, batch) || unreduced(s, b, out, batch))
+        return MPCE_OP_NONCANONICAL;
     for (size_t i = 0; i < batch * s->l; i++)
         mpce_harvey_mul_row(s->row[i % s->l], s->n, a + i * s->n, b + i * s->n, out + i * s->n);
     return 0;
@@ -435,6 +465,8 @@ static const struct mpce_plugin plugin = {
     .abi_minor = 0,
 #elif defined(VARIANT_NTTOLDFLAG)
     .abi_minor = 3,
+#elif defined(VARIANT_NTT24)
+    .abi_minor = 4,
 #else
     .abi_minor = MPCE_PLUGIN_ABI_MINOR,
 #endif

@@ -43,9 +43,13 @@ struct mpce_bench_shape {
     int dispatch;       /* prg.dispatch: the public API's overhead */
     uint64_t n, m, N, B, logk, chunk, bits, keys, threads, q;
     uint64_t transform; /* ntt.dispatch's op=: MPCE_BENCH_NTT_FORWARD, ... */
+    uint64_t inplace;   /* ntt.dispatch's inplace=: MPCE_BENCH_INPLACE_* */
 };
 
 enum { MPCE_BENCH_NTT_FORWARD, MPCE_BENCH_NTT_INVERSE, MPCE_BENCH_NTT_MUL };
+/* Out of place, or in place (out is the first input) on a context whose
+ * refusal mode is MPCE_NTT_REFUSAL_KEEP or _ZERO. */
+enum { MPCE_BENCH_OUT_OF_PLACE, MPCE_BENCH_INPLACE_KEEP, MPCE_BENCH_INPLACE_ZERO };
 
 /* Parse and range-check `shape` for `op`; MPCE_ERR_ARG naming the key or the
  * op (with what is accepted) otherwise. */

@@ -106,8 +106,8 @@ static int run(void *arg)
 static int run_dispatch(void *arg)
 {
     struct api_cand *c = arg;
-    const uint64_t *in = (const uint64_t *)c->f->in;
     uint64_t *out = (uint64_t *)c->f->out;
+    const uint64_t *in = c->s->inplace ? out : (const uint64_t *)c->f->in;
     size_t batch = (size_t)c->s->B;
     if (c->s->prim == MPCE_PRIM_NTT && c->s->transform == MPCE_BENCH_NTT_INVERSE)
         return mpce_ntt_inverse(c->ntt, c->impl_arg, in, out, batch);
@@ -225,8 +225,12 @@ static mpce_status open_context(mpce_engine *e, const struct mpce_bench_shape *s
     case MPCE_PRIM_PRG:
         return mpce_prg_new(e, f->keys, strcmp(s->op, "prg.mmo") == 0 ? (size_t)s->m : 1,
                             &c->prg);
-    case MPCE_PRIM_NTT:
-        return mpce_ntt_new(e, (size_t)s->N, &s->q, 1, &c->ntt);
+    case MPCE_PRIM_NTT: {
+        mpce_status st = mpce_ntt_new(e, (size_t)s->N, &s->q, 1, &c->ntt);
+        if (st == MPCE_OK && s->inplace == MPCE_BENCH_INPLACE_ZERO)
+            st = mpce_ntt_set_refusal(c->ntt, MPCE_NTT_REFUSAL_ZERO);
+        return st;
+    }
     case MPCE_PRIM_LPN:
         return mpce_lpn_new(e, f->seed, (unsigned)s->logk, &c->lpn);
     default:

@@ -325,7 +325,7 @@ static int prepare(struct impl_cand *c)
         if ((rc = mpce_op_ntt_ctx_new(&ops->ntt, mstate, (size_t)s->N, 1, &s->q, &f->psi,
                                       &c->state)) != 0)
             return rc;
-        c->in = f->in;
+        c->in = s->inplace ? f->out : f->in;
         c->out = f->out;
         c->n = (size_t)s->B;
         return 0;

@@ -92,7 +92,7 @@ static const struct key ntt[] = {K("N", N, 1, 8, 131072), K("B", B, 1, 1, 4096),
 /* One call on one thread: the API against the op table, nothing split. */
 static const struct key ntt_dispatch[] = {K("N", N, 1, 8, 131072), K("B", B, 1, 1, 4096),
                                           K("q", q, 1, 0, 0), K("op", transform, 0, 0, 0),
-                                          END};
+                                          K("inplace", inplace, 0, 0, 0), END};
 static const struct key lpn[] = {K("logk", logk, 1, 1, 26), K("n", n, 1, 1, UINT64_C(1) << 26),
                                  K("chunk", chunk, 0, 1, UINT64_C(1) << 26), THREADS, END};
 static const struct key dpf_all[] = {K("bits", bits, 1, 1, 26), THREADS, END};
@@ -117,7 +117,7 @@ static const struct {
     {"ntt.inverse", MPCE_PRIM_NTT, ntt, "N=DEGREE,B=BATCH,q=61bit|60bit|50bit[,threads=T]"},
     {"ntt.mul", MPCE_PRIM_NTT, ntt, "N=DEGREE,B=BATCH,q=61bit|60bit|50bit[,threads=T]"},
     {"ntt.dispatch", MPCE_PRIM_NTT, ntt_dispatch,
-     "N=DEGREE,B=BATCH,q=61bit|60bit|50bit[,op=forward|inverse|mul]"},
+     "N=DEGREE,B=BATCH,q=61bit|60bit|50bit[,op=forward|inverse|mul][,inplace=keep|zero]"},
     {"lpn.fold", MPCE_PRIM_LPN, lpn, "logk=LOGK,n=OUTPUTS[,chunk=OUTPUTS][,threads=T]"},
     {"dpf.evalall", MPCE_PRIM_DPF, dpf_all, "bits=N[,threads=T]"},
     {"dpf.eval_keys", MPCE_PRIM_DPF, dpf_keys, "bits=N,keys=K[,threads=T]"},
@@ -172,6 +172,15 @@ static mpce_status parse_value(const char *op, const struct key *k, const char *
             }
         return mpce_error(MPCE_ERR_ARG, "%s shape: op=%.40s: expected forward, inverse or mul",
                           op, v);
+    }
+    if (strcmp(k->name, "inplace") == 0) {
+        /* MPCE_BENCH_INPLACE_*: the context's refusal mode (ntt.h). */
+        if (strcmp(v, "keep") == 0 || strcmp(v, "zero") == 0) {
+            *dst = v[0] == 'k' ? MPCE_BENCH_INPLACE_KEEP : MPCE_BENCH_INPLACE_ZERO;
+            return MPCE_OK;
+        }
+        return mpce_error(MPCE_ERR_ARG, "%s shape: inplace=%.40s: expected keep or zero (what "
+                          "a refused call leaves, mpce_ntt_set_refusal)", op, v);
     }
     char *end;
     errno = 0;
