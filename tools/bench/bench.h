@@ -150,7 +150,13 @@ struct mpce_bench_fixture {
     struct mpce_dpf_batch_v1 dbatch;  /* eval_batch: the same keys level-major */
     void *dbatch_mem;
     uint64_t *points;        /* eval_keys: one point per key */
+    uint64_t chain_mask;     /* dpf.eval: 0, which no compiler may assume */
 };
+
+/* dpf.eval: the first point made to depend on the previous call's output
+ * (ANDed with chain_mask), so that calls back to back time a lookup's
+ * latency instead of overlapping in the out-of-order core. */
+void mpce_bench_chain_point(struct mpce_bench_fixture *f);
 
 /* Inputs from splitmix64 (SPEC.md section 5), outputs first-touched. */
 mpce_status mpce_bench_fixture_new(const struct mpce_bench_shape *s,

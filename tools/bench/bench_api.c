@@ -92,8 +92,10 @@ static int run(void *arg)
     }
     if (strcmp(op, "dpf.evalall") == 0)
         return mpce_dpf_evalall(c->dpf, c->impl, c->keys[0], f->out, f->out_len);
-    if (strcmp(op, "dpf.eval") == 0)
+    if (strcmp(op, "dpf.eval") == 0) {
+        mpce_bench_chain_point(f);
         return mpce_dpf_eval(c->dpf, c->impl, c->keys[0], f->points, (size_t)s->keys, f->out);
+    }
     if (strcmp(op, "dpf.eval_batch") == 0)
         return mpce_dpf_eval_batch(c->dpf, c->impl, c->batch, 0, f->points, (size_t)s->keys,
                                    f->out);

@@ -174,3 +174,10 @@ void mpce_bench_fixture_free(struct mpce_bench_fixture *f)
     free(f->points);
     free(f);
 }
+
+void mpce_bench_chain_point(struct mpce_bench_fixture *f)
+{
+    uint64_t prev;
+    memcpy(&prev, f->out, sizeof(prev));
+    f->points[0] ^= prev & f->chain_mask;
+}

@@ -150,6 +150,7 @@ static int run_dpf_evalall(void *arg)
 static int run_dpf_eval(void *arg)
 {
     struct impl_cand *c = arg;
+    mpce_bench_chain_point(c->f);
     int rc = mpce_op_dpf_eval(&c->slot->ops.dpf, c->state, &c->call, &c->f->dkeys[0],
                               c->f->points, c->n, c->out);
     return settle(c, rc);
