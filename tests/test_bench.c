@@ -537,6 +537,11 @@ static void test_dispatch_row(void)
         {"N=64,B=3,q=61bit,op=inverse", "ntt-soft's ntt.inverse through its op table"},
         {"N=64,B=3,q=50bit,op=mul", "ntt-soft's ntt.mul through its op table"},
         {"N=64,B=3,q=61bit,op=forward", "ntt-soft's ntt.forward through its op table"},
+        /* In place, on a context of either refusal mode (ntt.h). */
+        {"N=64,B=3,q=61bit,op=forward,inplace=keep",
+         "ntt-soft's ntt.forward through its op table, in place; api's context keeps"},
+        {"N=64,B=3,q=50bit,op=mul,inplace=zero",
+         "ntt-soft's ntt.mul through its op table, in place; api's context zeroes"},
     };
     for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
         o = quick("ntt.dispatch", ops[i].shape);
@@ -548,6 +553,10 @@ static void test_dispatch_row(void)
     }
     o = quick("ntt.dispatch", "N=64,B=3,q=61bit,op=square");
     TU_ASSERT_ERROR(run(&o), MPCE_ERR_ARG, "op=square: expected forward, inverse or mul");
+    o = quick("ntt.dispatch", "N=64,B=3,q=61bit,inplace=1");
+    TU_ASSERT_ERROR(run(&o), MPCE_ERR_ARG, "inplace=1: expected keep or zero");
+    o = quick("ntt.forward", "N=64,B=3,q=61bit,inplace=zero");
+    TU_ASSERT_ERROR(run(&o), MPCE_ERR_ARG, "unknown key");
 }
 
 /* ---- asynchronous implementations --------------------------------------------- */

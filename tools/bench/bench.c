@@ -330,8 +330,13 @@ static void add_dispatch_pair(struct row *r)
                  mpce_last_error());
     else {
         snprintf(d->name, sizeof(d->name), "direct");
-        snprintf(d->note, sizeof(d->note), "%s's %s through its op table", r->dispatch_impl,
-                 mpce_bench_engine_op(&r->s));
+        snprintf(d->note, sizeof(d->note), "%s's %s through its op table%s", r->dispatch_impl,
+                 mpce_bench_engine_op(&r->s),
+                 r->s.inplace == MPCE_BENCH_INPLACE_KEEP   ? ", in place; api's context keeps "
+                                                             "a refused call's input"
+                 : r->s.inplace == MPCE_BENCH_INPLACE_ZERO ? ", in place; api's context zeroes "
+                                                             "a refused call's array"
+                                                           : "");
         r->dispatch_direct = (int)r->n++;
     }
     if (r->dispatch_direct < 0)
