@@ -105,6 +105,18 @@ static void expect_reason(const char *what, const char *reason, const char *need
     printf("\n  refused: %s: %s", what, reason);
 }
 
+/* The self-tested row of module's impl: its state, and (reason non-NULL)
+ * the text its reason must hold. */
+static void expect_row(mpce_engine *e, const char *module, const char *impl,
+                       const char *selftest, const char *reason)
+{
+    const mpce_impl_info *row = find_row(e, 1, module, impl);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(row);
+    CU_ASSERT_STRING_EQUAL(row->selftest, selftest);
+    if (reason)
+        expect_reason(impl, row->reason, reason);
+}
+
 static void expect_skipped(mpce_engine *e, const char *module, const char *needle)
 {
     const mpce_impl_info *row = find_row(e, 0, module, NULL);
@@ -411,15 +423,9 @@ static void test_ntt_check_flag(void)
     copy_module(dir, "nttoldflag");
     copy_module(dir, "nttliar");
     mpce_engine *e = engine_with(dir, NULL);
-    const mpce_impl_info *row = find_row(e, 1, "nttoldflag", "ntt-test-nttoldflag");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(row);
-    CU_ASSERT_STRING_EQUAL(row->selftest, "skipped");
-    expect_reason("ntt-test-nttoldflag", row->reason, "needs a module of ABI 2.4");
-    row = find_row(e, 1, "nttliar", "ntt-test-nttliar");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(row);
-    CU_ASSERT_STRING_EQUAL(row->selftest, "fail");
-    expect_reason("ntt-test-nttliar", row->reason,
-                  "carries MPCE_IMPL_CHECKS_NTT_INPUT, but its ntt.");
+    expect_row(e, "nttoldflag", "ntt-test-nttoldflag", "skipped", "needs a module of ABI 2.4");
+    expect_row(e, "nttliar", "ntt-test-nttliar", "fail",
+               "carries MPCE_IMPL_CHECKS_NTT_INPUT, but its ntt.");
     /* Never called with a bad input: named, it is refused; auto skips it. */
     const uint64_t q = UINT64_C(0x1fffffffffe00001);
     uint64_t in[16] = {0}, out[16];
@@ -443,13 +449,9 @@ static void test_ntt_check_flag_in_place(void)
     copy_module(dir, "ntt24");
     copy_module(dir, "nttplaceliar");
     mpce_engine *e = engine_with(dir, NULL);
-    const mpce_impl_info *row = find_row(e, 1, "nttplaceliar", "ntt-test-nttplaceliar");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(row);
-    CU_ASSERT_STRING_EQUAL(row->selftest, "fail");
-    expect_reason("ntt-test-nttplaceliar", row->reason, "in place, not below its modulus");
-    row = find_row(e, 1, "ntt24", "ntt-test-ntt24");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(row);
-    CU_ASSERT_STRING_EQUAL(row->selftest, "pass");
+    expect_row(e, "nttplaceliar", "ntt-test-nttplaceliar", "fail",
+               "in place, not below its modulus");
+    expect_row(e, "ntt24", "ntt-test-ntt24", "pass", NULL);
     const uint64_t q = UINT64_C(0x1fffffffffe00001);
     uint64_t a[16], b[16];
     for (unsigned i = 0; i < 16; i++)

@@ -967,6 +967,41 @@ static void refusal_case(mpce_ntt *ctx, const char *impl, size_t n, const uint64
     }
 }
 
+typedef void (*refusal_fn)(mpce_ntt *ctx, const char *impl, size_t n, const uint64_t *q,
+                           size_t words, uint64_t *in, uint64_t *b, uint64_t *out);
+
+/* Every implementation that serves it, through case_fn, at each size whose
+ * kernels take a different first pass (n = 16 alone; 32 and 8192 a radix-2
+ * stage; 64 and 256 a radix-4 pass inside the block; 2048 and 4096 radix-4
+ * over the whole row), two moduli a polynomial (61 and 50 bits, or 50 and 50
+ * for IFMA), two polynomials a call. */
+static void refusal_shapes(refusal_fn case_fn, uint64_t seed0)
+{
+    static const uint64_t sets[2][2] = {{Q61, Q50}, {Q50, Q50}};
+    static const size_t sizes[] = {8, 16, 32, 64, 256, 2048, 4096, 8192};
+    const char *names[MAX_IMPLS];
+    size_t ni = ntt_impls(names);
+    const size_t l = 2, batch = 2;
+    for (size_t m = 0; m < 2; m++) {
+        const uint64_t *q = sets[m];
+        for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+            const size_t n = sizes[s], words = n * l * batch;
+            mpce_ntt *ctx = make_ctx(n, q, l);
+            uint64_t *in = alloc_words(words), *b = alloc_words(words), *out = alloc_words(words);
+            uint64_t seed = seed0 + s;
+            fill_random(in, n, q, l, batch, &seed);
+            fill_random(b, n, q, l, batch, &seed);
+            for (size_t k = 0; k < ni; k++)
+                if (tu_ntt_serves(ctx, names[k]))
+                    case_fn(ctx, names[k], n, q, words, in, b, out);
+            free(in);
+            free(b);
+            free(out);
+            mpce_ntt_free(ctx);
+        }
+    }
+}
+
 /* Whether impl carries MPCE_IMPL_CHECKS_NTT_INPUT (and is not async). */
 static int impl_checks(const char *impl)
 {
@@ -988,8 +1023,7 @@ static int impl_checks(const char *impl)
  * where a kernel refused. Under KEEP, the array is untouched and named.
  */
 static void refusal_case_in_place(mpce_ntt *ctx, const char *impl, size_t n, const uint64_t *q,
-                                  size_t words, const uint64_t *in, const uint64_t *b,
-                                  uint64_t *buf)
+                                  size_t words, uint64_t *in, uint64_t *b, uint64_t *buf)
 {
     const size_t l = 2, batch = words / n / l;
     const int kernel = impl_checks(impl);
@@ -1046,33 +1080,15 @@ static void test_kernel_checks_in_place(void)
 {
     const char *names[MAX_IMPLS];
     size_t ni = ntt_impls(names);
-    static const size_t sizes[] = {8, 16, 32, 64, 256, 4096, 8192};
-    static const uint64_t sets[2][2] = {{Q61, Q50}, {Q50, Q50}};
+    static const uint64_t q61_50[2] = {Q61, Q50};
     const size_t l = 2, batch = 2;
-    for (size_t m = 0; m < 2; m++) {
-        const uint64_t *q = sets[m];
-        for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
-            const size_t n = sizes[s], words = n * l * batch;
-            mpce_ntt *ctx = make_ctx(n, q, l);
-            uint64_t *in = alloc_words(words), *b = alloc_words(words), *buf = alloc_words(words);
-            uint64_t seed = 23 + s;
-            fill_random(in, n, q, l, batch, &seed);
-            fill_random(b, n, q, l, batch, &seed);
-            for (size_t k = 0; k < ni; k++)
-                if (tu_ntt_serves(ctx, names[k]))
-                    refusal_case_in_place(ctx, names[k], n, q, words, in, b, buf);
-            free(in);
-            free(b);
-            free(buf);
-            mpce_ntt_free(ctx);
-        }
-    }
+    refusal_shapes(refusal_case_in_place, 23);
     /* A good call in place is the same under either mode. */
     const size_t n = 4096, words = n * l * batch;
-    mpce_ntt *ctx = make_ctx(n, sets[0], l);
+    mpce_ntt *ctx = make_ctx(n, q61_50, l);
     uint64_t *in = alloc_words(words), *x = alloc_words(words), *y = alloc_words(words);
     uint64_t seed = 31;
-    fill_random(in, n, sets[0], l, batch, &seed);
+    fill_random(in, n, q61_50, l, batch, &seed);
     for (size_t k = 0; k < ni; k++) {
         if (!tu_ntt_serves(ctx, names[k]))
             continue;
@@ -1100,36 +1116,18 @@ static void test_kernel_checks_every_path(void)
 {
     const char *names[MAX_IMPLS];
     size_t ni = ntt_impls(names);
-    static const size_t sizes[] = {8, 16, 32, 64, 256, 2048, 4096, 8192};
-    static const uint64_t sets[2][2] = {{Q61, Q50}, {Q50, Q50}};
-    const size_t l = 2, batch = 2;
-    for (size_t m = 0; m < 2; m++) {
-        const uint64_t *q = sets[m];
-        for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
-            const size_t n = sizes[s], words = n * l * batch;
-            mpce_ntt *ctx = make_ctx(n, q, l);
-            uint64_t *in = alloc_words(words), *b = alloc_words(words), *out = alloc_words(words);
-            uint64_t seed = 11 + s;
-            fill_random(in, n, q, l, batch, &seed);
-            fill_random(b, n, q, l, batch, &seed);
-            for (size_t k = 0; k < ni; k++)
-                if (tu_ntt_serves(ctx, names[k]))
-                    refusal_case(ctx, names[k], n, q, words, in, b, out);
-            free(in);
-            free(b);
-            free(out);
-            mpce_ntt_free(ctx);
-        }
-    }
+    static const uint64_t q61_50[2] = {Q61, Q50};
+    const size_t l = 2;
+    refusal_shapes(refusal_case, 11);
     /* Sliced: 64 polynomials of 4096 words over two threads. */
     mpce_engine *e = NULL;
     CU_ASSERT_FATAL(tu_engine_conf("[engine]\nthreads = 2\n", &e) == MPCE_OK);
     const size_t n = 4096, polys = 64, words = n * l * polys;
     mpce_ntt *ctx = NULL;
-    CU_ASSERT_FATAL(mpce_ntt_new(e, n, sets[0], l, &ctx) == MPCE_OK);
+    CU_ASSERT_FATAL(mpce_ntt_new(e, n, q61_50, l, &ctx) == MPCE_OK);
     uint64_t *in = alloc_words(words), *out = alloc_words(words);
     uint64_t seed = 5;
-    fill_random(in, n, sets[0], l, polys, &seed);
+    fill_random(in, n, q61_50, l, polys, &seed);
     const size_t late = words - 3, early = words / 2 + n + 7; /* row 65 */
     in[late] = UINT64_MAX;
     in[early] = Q50; /* row 1's modulus: the first bad word */
