@@ -6,7 +6,8 @@
  * compared with a reference written here from the documented forms
  * (`mpcengine bench --help`): comma-separated key=value (empty items
  * skipped), each key of the op's once, decimal values in the key's range
- * (q: 61bit, 60bit or 50bit; op: forward, inverse or mul), the required
+ * (q: 61bit, 60bit or 50bit; op: forward, inverse or mul; inplace: keep
+ * or zero), the required
  * keys present, chunk at most n (n when absent), N a power of two and N*B
  * at most 2^26 words, the text shorter than 128 bytes. A refusal must say
  * which op it was about.
@@ -43,7 +44,7 @@ static const struct ref_key k_ntt[] = {RK("N", N, 1, 8, 131072), RK("B", B, 1, 1
                                        RK("q", q, 1, 0, 0), RTHREADS, REND};
 static const struct ref_key k_ndisp[] = {RK("N", N, 1, 8, 131072), RK("B", B, 1, 1, 4096),
                                          RK("q", q, 1, 0, 0), RK("op", transform, 0, 0, 0),
-                                         REND};
+                                         RK("inplace", inplace, 0, 0, 0), REND};
 static const struct ref_key k_lpn[] = {RK("logk", logk, 1, 1, 26), RK("n", n, 1, 1, P2(26)),
                                        RK("chunk", chunk, 0, 1, P2(26)), RTHREADS, REND};
 static const struct ref_key k_all[] = {RK("bits", bits, 1, 1, 26), RTHREADS, REND};
@@ -84,6 +85,12 @@ static int ref_value(const struct ref_key *k, const char *v, uint64_t *dst)
                 return 0;
             }
         return -1;
+    }
+    if (strcmp(k->name, "inplace") == 0) {
+        if (strcmp(v, "keep") != 0 && strcmp(v, "zero") != 0)
+            return -1;
+        *dst = v[0] == 'k' ? MPCE_BENCH_INPLACE_KEEP : MPCE_BENCH_INPLACE_ZERO;
+        return 0;
     }
     if (v[0] == '\0' || strspn(v, "0123456789") != strlen(v))
         return -1;
@@ -172,7 +179,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                        got.logk == want.logk && got.chunk == want.chunk &&
                        got.bits == want.bits && got.keys == want.keys &&
                        got.threads == want.threads && got.q == want.q &&
-                       got.transform == want.transform,
+                       got.transform == want.transform && got.inplace == want.inplace,
                    "%s '%s': the values differ from the reference's", ops[oi].op, shape);
         FUZZ_CHECK(got.dispatch == (strstr(ops[oi].op, ".dispatch") != NULL), "dispatch flag");
     } else {

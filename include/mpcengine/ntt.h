@@ -73,11 +73,11 @@ MPCE_API mpce_status mpce_ntt_mul(mpce_ntt *ctx, const char *impl, const uint64_
  * Either way the call fails with MPCE_ERR_ARG. Its message names the first
  * coefficient not below its modulus, except where a kernel refused the
  * input in place under ZERO: the input is gone by then, and the message
- * says to rerun the call out of place or under KEEP to find it. Other
- * modes fail with MPCE_ERR_ARG. The *_buf
- * calls are not affected: they check host buffers before anything runs. A
- * call reads the mode once, as it starts; setting it while other threads
- * call on ctx is safe, and each call has one mode or the other.
+ * says to rerun the call out of place or under KEEP to find it. A mode
+ * other than these two fails with MPCE_ERR_ARG and changes nothing. The
+ * *_buf calls are not affected: they check host buffers before anything
+ * runs. A call reads the mode once, as it starts; setting it while other
+ * threads call on ctx is safe, and each call has one mode or the other.
  */
 #define MPCE_NTT_REFUSAL_KEEP 0u
 #define MPCE_NTT_REFUSAL_ZERO 1u
