@@ -440,17 +440,27 @@ static void test_ntt_check_flag(void)
     remove_dir(dir);
 }
 
-/* 2.5's flag covers calls in place under MPCE_NTT_REFUSAL_ZERO; a 2.4
- * module's does not, so the engine checks its in-place calls first, and
- * a 2.5 module that checks out of place only fails its self-test. */
+/* MPCE_IMPL_CHECKS_NTT_IN_PLACE (2.5) lets calls in place under
+ * MPCE_NTT_REFUSAL_ZERO go unchecked: refused from a 2.4 module or without
+ * the input flag, it fails the self-test of a kernel that does not check in
+ * place, and without it (ntt24 checks out of place only, as its flag asks)
+ * the engine checks in-place calls first under either mode. */
 static void test_ntt_check_flag_in_place(void)
 {
     char *dir = make_dir();
     copy_module(dir, "ntt24");
     copy_module(dir, "nttplaceliar");
+    copy_module(dir, "nttplaceold");
+    copy_module(dir, "nttplacealone");
     mpce_engine *e = engine_with(dir, NULL);
     expect_row(e, "nttplaceliar", "ntt-test-nttplaceliar", "fail",
+               "carries MPCE_IMPL_CHECKS_NTT_IN_PLACE, but its ntt.");
+    expect_row(e, "nttplaceliar", "ntt-test-nttplaceliar", "fail",
                "in place, not below its modulus");
+    expect_row(e, "nttplaceold", "ntt-test-nttplaceold", "skipped",
+               "MPCE_IMPL_CHECKS_NTT_IN_PLACE, which needs a module of ABI 2.5");
+    expect_row(e, "nttplacealone", "ntt-test-nttplacealone", "skipped",
+               "extends MPCE_IMPL_CHECKS_NTT_INPUT and needs it too");
     expect_row(e, "ntt24", "ntt-test-ntt24", "pass", NULL);
     const uint64_t q = UINT64_C(0x1fffffffffe00001);
     uint64_t a[16], b[16];
@@ -904,8 +914,8 @@ int main(void)
         {"missing, double or unknown timing flags", test_timing_flags},
         {"the NTT input-check flag: where it is refused, and a module that lies",
          test_ntt_check_flag},
-        {"the NTT input-check flag in place: a 2.4 module checked first, a 2.5 one that "
-         "skips it fails",
+        {"the in-place check flag: refused where it cannot hold, a liar fails, without it "
+         "the engine checks first",
          test_ntt_check_flag_in_place},
         {"knobs that break a rule: refused, naming the knob", test_bad_knobs},
         {"unknown class, no host memory", test_bad_class_and_memory},

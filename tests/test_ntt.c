@@ -1002,15 +1002,15 @@ static void refusal_shapes(refusal_fn case_fn, uint64_t seed0)
     }
 }
 
-/* Whether impl carries MPCE_IMPL_CHECKS_NTT_INPUT (and is not async). */
-static int impl_checks(const char *impl)
+/* Whether impl carries MPCE_IMPL_CHECKS_NTT_IN_PLACE (and is not async). */
+static int impl_checks_in_place(const char *impl)
 {
     const mpce_impl_info *rows;
     size_t count;
     CU_ASSERT_FATAL(mpce_list(tu_engine(0), 0, &rows, &count) == MPCE_OK);
     for (size_t i = 0; i < count; i++)
         if (strcmp(rows[i].impl, impl) == 0)
-            return (rows[i].flags & MPCE_IMPL_CHECKS_NTT_INPUT) &&
+            return (rows[i].flags & MPCE_IMPL_CHECKS_NTT_IN_PLACE) &&
                    !(rows[i].flags & MPCE_IMPL_ASYNC);
     return 0;
 }
@@ -1026,8 +1026,11 @@ static void refusal_case_in_place(mpce_ntt *ctx, const char *impl, size_t n, con
                                   size_t words, uint64_t *in, uint64_t *b, uint64_t *buf)
 {
     const size_t l = 2, batch = words / n / l;
-    const int kernel = impl_checks(impl);
-    static const char *const what[] = {"forward", "inverse", "mul a", "mul b"};
+    const int kernel = impl_checks_in_place(impl);
+    /* 4, 5: the bad word in the operand out is not: nameable either way. */
+    static const char *const what[] = {"forward", "inverse", "mul a",
+                                       "mul b",   "mul b (out = a)", "mul a (out = b)"};
+    uint64_t *other = alloc_words(words);
     for (size_t row = 0; row < words / n; row++) {
         const uint64_t qr = q[row % l];
         const size_t at[] = {0, n / 2 + 1, n - 1};
@@ -1038,23 +1041,28 @@ static void refusal_case_in_place(mpce_ntt *ctx, const char *impl, size_t n, con
             const size_t idx = row * n + at[p];
             for (unsigned mode = MPCE_NTT_REFUSAL_KEEP; mode <= MPCE_NTT_REFUSAL_ZERO; mode++) {
                 CU_ASSERT_FATAL(mpce_ntt_set_refusal(ctx, mode) == MPCE_OK);
-                for (int op = 0; op < 4; op++) {
+                for (int op = 0; op < 6; op++) {
                     memcpy(buf, in, words * 8);
-                    buf[idx] = vals[p];
+                    memcpy(other, b, words * 8);
+                    (op < 4 ? buf : other)[idx] = vals[p];
                     mpce_status st = op == 0   ? mpce_ntt_forward(ctx, impl, buf, buf, batch)
                                      : op == 1 ? mpce_ntt_inverse(ctx, impl, buf, buf, batch)
                                      : op == 2 ? mpce_ntt_mul(ctx, impl, buf, b, buf, batch)
-                                               : mpce_ntt_mul(ctx, impl, b, buf, buf, batch);
+                                     : op == 3 ? mpce_ntt_mul(ctx, impl, b, buf, buf, batch)
+                                     : op == 4 ? mpce_ntt_mul(ctx, impl, buf, other, buf, batch)
+                                               : mpce_ntt_mul(ctx, impl, other, buf, buf, batch);
                     char want[64];
-                    if (mode == MPCE_NTT_REFUSAL_ZERO && kernel)
+                    if (mode == MPCE_NTT_REFUSAL_ZERO && kernel && op < 4)
                         snprintf(want, sizeof(want), "cannot be named");
                     else
                         snprintf(want, sizeof(want), "%s[%zu] = %llu",
-                                 op == 2 ? "a" : op == 3 ? "b" : "in", idx,
+                                 op == 2 || op == 5 ? "a" : op >= 3 ? "b" : "in", idx,
                                  (unsigned long long)vals[p]);
                     int left_ok;
                     if (mode == MPCE_NTT_REFUSAL_ZERO) {
                         left_ok = all_zero(buf, words);
+                    } else if (op >= 4) {
+                        left_ok = memcmp(buf, in, words * 8) == 0;
                     } else {
                         const uint64_t keep = buf[idx];
                         buf[idx] = in[idx];
@@ -1073,6 +1081,7 @@ static void refusal_case_in_place(mpce_ntt *ctx, const char *impl, size_t n, con
             }
         }
     }
+    free(other);
     CU_ASSERT(mpce_ntt_set_refusal(ctx, MPCE_NTT_REFUSAL_KEEP) == MPCE_OK);
 }
 
@@ -1103,7 +1112,29 @@ static void test_kernel_checks_in_place(void)
         CU_ASSERT_EQUAL(memcmp(x, y, words * 8), 0);
         CU_ASSERT(mpce_ntt_inverse(ctx, names[k], y, y, batch) == MPCE_OK);
     }
+    CU_ASSERT_EQUAL(mpce_ntt_refusal(ctx), MPCE_NTT_REFUSAL_ZERO);
     TU_ASSERT_ERROR(mpce_ntt_set_refusal(ctx, 2), MPCE_ERR_ARG, "mode = 2");
+    CU_ASSERT_EQUAL(mpce_ntt_refusal(ctx), MPCE_NTT_REFUSAL_ZERO);
+    CU_ASSERT_EQUAL(mpce_ntt_refusal(NULL), MPCE_NTT_REFUSAL_KEEP);
+    /* The *_buf calls check host buffers first under either mode. */
+    {
+        mpce_buffer *hb = NULL;
+        mpce_queue *hq = NULL;
+        CU_ASSERT_FATAL(mpce_buffer_new(tu_engine(0), MPCE_MEMORY_HOST, words * 8, &hb) ==
+                        MPCE_OK);
+        CU_ASSERT_FATAL(mpce_queue_new(tu_engine(0), MPCE_MEMORY_HOST, &hq) == MPCE_OK);
+        memcpy(x, in, words * 8);
+        x[7] = Q61;
+        CU_ASSERT(mpce_buffer_upload(hq, hb, 0, x, words * 8) == MPCE_OK);
+        TU_ASSERT_ERROR(mpce_ntt_forward_buf(ctx, hq, NULL, hb, hb, batch), MPCE_ERR_ARG,
+                        "[7] = ");
+        CU_ASSERT(mpce_queue_wait(hq) == MPCE_OK);
+        CU_ASSERT(mpce_buffer_download(hq, y, hb, 0, words * 8) == MPCE_OK);
+        CU_ASSERT(mpce_queue_wait(hq) == MPCE_OK);
+        CU_ASSERT_EQUAL(memcmp(x, y, words * 8), 0);
+        mpce_queue_free(hq);
+        mpce_buffer_free(hb);
+    }
     TU_ASSERT_ERROR(mpce_ntt_set_refusal(NULL, MPCE_NTT_REFUSAL_ZERO), MPCE_ERR_ARG,
                     "ctx is NULL");
     free(in);
@@ -1143,7 +1174,7 @@ static void test_kernel_checks_every_path(void)
         memcpy(out, in, words * 8);
         CU_ASSERT(mpce_ntt_set_refusal(ctx, MPCE_NTT_REFUSAL_ZERO) == MPCE_OK);
         TU_ASSERT_ERROR(mpce_ntt_forward(ctx, names[k], out, out, polys), MPCE_ERR_ARG,
-                        impl_checks(names[k]) ? "cannot be named" : want);
+                        impl_checks_in_place(names[k]) ? "cannot be named" : want);
         CU_ASSERT(all_zero(out, words));
         CU_ASSERT(mpce_ntt_set_refusal(ctx, MPCE_NTT_REFUSAL_KEEP) == MPCE_OK);
     }

@@ -379,10 +379,11 @@ static mpce_status ntt_run(enum ntt_op op, mpce_ntt *ctx, const char *impl, cons
     const uint32_t flags = job.route.slot->flags;
     const int out_of_place = a != out && (op != NTT_MUL || b != out);
     const int zero = __atomic_load_n(&ctx->refusal, __ATOMIC_RELAXED) == MPCE_NTT_REFUSAL_ZERO;
-    /* Before 2.5 the flag promised the check out of place only. */
+    /* In place, only where the caller gave up the input (ZERO) and the
+     * implementation checks before it overwrites (plugin.h). */
     const int kernel_checks = (flags & MPCE_IMPL_CHECKS_NTT_INPUT) &&
                               !(flags & MPCE_IMPL_ASYNC) &&
-                              (out_of_place || (zero && job.route.slot->module->minor >= 5));
+                              (out_of_place || (zero && (flags & MPCE_IMPL_CHECKS_NTT_IN_PLACE)));
     int noncanonical = 0;
     if (!kernel_checks && (st = check_inputs(&s)) != MPCE_OK) {
         /* ntt.h: a refused call out of place, or in place under
@@ -398,14 +399,22 @@ static mpce_status ntt_run(enum ntt_op op, mpce_ntt *ctx, const char *impl, cons
         return st;
     /* out may hold partial transforms. */
     memset(out, 0, bytes);
-    if (!out_of_place)
+    if (!out_of_place) {
+        /* The input out overwrote is gone; mul's other operand is not. */
+        if (op == NTT_MUL && a != b &&
+            (st = check_canonical(fn, a != out ? "a" : "b", ctx, a != out ? a : b, 0, batch)) !=
+                MPCE_OK)
+            return st;
+        const char *gone = op != NTT_MUL ? "in" : a != out ? "b" : b != out ? "a" : "a (= b)";
         return mpce_error(MPCE_ERR_ARG,
-                          "%s: a coefficient of %s is not below its modulus; inputs must be "
-                          "reduced to [0, q). The call ran in place under "
+                          "%s: %s refused a coefficient of %s as not below its modulus "
+                          "(inputs must be reduced to [0, q)). The call ran in place under "
                           "MPCE_NTT_REFUSAL_ZERO, so out is zeroed and the coefficient "
-                          "cannot be named: run it out of place, or under "
-                          "MPCE_NTT_REFUSAL_KEEP, to find it",
-                          fn, op != NTT_MUL ? "in" : "a or b");
+                          "cannot be named: run it on a copy of the input out of place, or "
+                          "under MPCE_NTT_REFUSAL_KEEP, to find it; if every coefficient is "
+                          "reduced, %s is at fault: report it to its authors",
+                          fn, job.route.slot->impl->name, gone, job.route.slot->impl->name);
+    }
     st = check_inputs(&s);
     if (st == MPCE_OK)
         st = mpce_error(MPCE_ERR_BACKEND,
@@ -425,6 +434,11 @@ mpce_status mpce_ntt_set_refusal(mpce_ntt *ctx, unsigned mode)
                           "MPCE_NTT_REFUSAL_KEEP (0) or MPCE_NTT_REFUSAL_ZERO (1)", mode);
     __atomic_store_n(&ctx->refusal, mode, __ATOMIC_RELAXED);
     return MPCE_OK;
+}
+
+unsigned mpce_ntt_refusal(const mpce_ntt *ctx)
+{
+    return ctx ? __atomic_load_n(&ctx->refusal, __ATOMIC_RELAXED) : MPCE_NTT_REFUSAL_KEEP;
 }
 
 mpce_status mpce_ntt_forward(mpce_ntt *ctx, const char *impl, const uint64_t *in, uint64_t *out,

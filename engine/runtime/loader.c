@@ -255,11 +255,12 @@ static void check_impl(mpce_engine *e, const struct mpce_module *m, const struct
         return;
     }
     const uint32_t known = MPCE_IMPL_CONSTANT_TIME | MPCE_IMPL_VARIABLE_TIME | MPCE_IMPL_ASYNC |
-                           MPCE_IMPL_CHECKS_NTT_INPUT;
+                           MPCE_IMPL_CHECKS_NTT_INPUT | MPCE_IMPL_CHECKS_NTT_IN_PLACE;
     const uint32_t timing = im->flags & (MPCE_IMPL_CONSTANT_TIME | MPCE_IMPL_VARIABLE_TIME);
     if (im->flags & ~known) {
         snprintf(why, len, "flags 0x%x has unknown bits 0x%x: this engine knows "
-                 "MPCE_IMPL_CONSTANT_TIME, _VARIABLE_TIME, _ASYNC and _CHECKS_NTT_INPUT",
+                 "MPCE_IMPL_CONSTANT_TIME, _VARIABLE_TIME, _ASYNC, _CHECKS_NTT_INPUT and "
+                 "_CHECKS_NTT_IN_PLACE",
                  (unsigned)im->flags, (unsigned)(im->flags & ~known));
         return;
     }
@@ -272,6 +273,17 @@ static void check_impl(mpce_engine *e, const struct mpce_module *m, const struct
                  im->primitive != MPCE_PRIM_NTT ? "only an NTT implementation may carry"
                                                 : "needs a module of ABI 2.4 or later: "
                                                   "rebuild it against mpcengine/plugin.h");
+        return;
+    }
+    /* The in-place promise extends the check's; alone, or from a module
+     * older than 2.5 (whose bit 0x400 meant nothing), it cannot be kept. */
+    if ((im->flags & MPCE_IMPL_CHECKS_NTT_IN_PLACE) &&
+        (m->minor < 5 || !(im->flags & MPCE_IMPL_CHECKS_NTT_INPUT))) {
+        snprintf(why, len, "flags 0x%x carry MPCE_IMPL_CHECKS_NTT_IN_PLACE, which %s",
+                 (unsigned)im->flags,
+                 m->minor < 5 ? "needs a module of ABI 2.5 or later: rebuild it against "
+                                "mpcengine/plugin.h"
+                              : "extends MPCE_IMPL_CHECKS_NTT_INPUT and needs it too");
         return;
     }
     if (timing != MPCE_IMPL_CONSTANT_TIME && timing != MPCE_IMPL_VARIABLE_TIME) {

@@ -381,21 +381,21 @@ static int ntt_refuses(struct run *r, enum mpce_op_id id, void **argv, unsigned 
         st = mpce_op_status(r->slot, mpce_op_info[id].name, ret);
     if (st == MPCE_ERR_NOMEM)
         return oom(r, "%s", mpce_last_error());
-    return fail(r, "%s carries MPCE_IMPL_CHECKS_NTT_INPUT, but its %s %s an input word of "
+    return fail(r, "%s carries MPCE_IMPL_CHECKS_NTT_%s, but its %s %s an input word of "
                 "%llu%s, not below its modulus, instead of returning MPCE_OP_NONCANONICAL%s%s",
-                r->slot->impl->name, mpce_op_info[id].name,
+                r->slot->impl->name, how[0] ? "IN_PLACE" : "INPUT", mpce_op_info[id].name,
                 st == MPCE_OK ? "transformed" : "failed on", (unsigned long long)bad, how,
                 st == MPCE_OK ? "" : ": ", st == MPCE_OK ? "" : mpce_last_error());
 }
 
-/* The same in place (2.5: the flag covers it): a copy of src with word at
- * set to bad, the op's output on top of it (for mul, of a; b as given). */
+/* The same in place, for MPCE_IMPL_CHECKS_NTT_IN_PLACE: a copy of src with
+ * word at set to bad, the op's output on top of it (for mul, of a; b as
+ * given). */
 static int ntt_refuses_in_place(struct run *r, enum mpce_op_id id, const uint64_t *src,
                                 const uint64_t *b, size_t words, size_t batch, size_t at,
                                 uint64_t bad)
 {
-    if (!(r->slot->flags & MPCE_IMPL_CHECKS_NTT_INPUT) || (r->slot->flags & MPCE_IMPL_ASYNC) ||
-        r->slot->module->minor < 5)
+    if (!(r->slot->flags & MPCE_IMPL_CHECKS_NTT_IN_PLACE) || (r->slot->flags & MPCE_IMPL_ASYNC))
         return 0;
     uint64_t *buf = zalloc(r, words * 8);
     if (!buf)

@@ -33,7 +33,10 @@ extern "C" {
 
 /* Threads: a context may be used by any number of threads at once; calls
  * only read it (what a call resolves the first time is published under the
- * context's own lock). mpce_ntt_free must not race with another call on it. */
+ * context's own lock), except mpce_ntt_set_refusal, whose mode applies to
+ * every later call on the context, whoever makes it: code that shares a
+ * context should agree on the mode, or keep a context of its own.
+ * mpce_ntt_free must not race with another call on it. */
 typedef struct mpce_ntt mpce_ntt;
 
 /*
@@ -63,12 +66,14 @@ MPCE_API mpce_status mpce_ntt_mul(mpce_ntt *ctx, const char *impl, const uint64_
  *
  * MPCE_NTT_REFUSAL_KEEP, the default: out as it was. The engine reads every
  * input once before the call to promise that, which costs what one more
- * read of the batch costs: about 6 % of a transform and 40-85 % of a
- * product on a batch that does not fit the CPU's L2 (README, "Against the
- * peers").
- * MPCE_NTT_REFUSAL_ZERO: all zeros, as out of place. The kernels that check
- * as they read (MPCE_IMPL_CHECKS_NTT_INPUT, plugin ABI 2.5) then run in
- * place unchecked, and the check costs next to nothing.
+ * read of the batch costs: 6-13 % of a transform and 48-83 % of a product
+ * at N = 4096, B = 64 on an AVX-512 CPU (README, "Against the peers").
+ * MPCE_NTT_REFUSAL_ZERO: all zeros, as out of place. Implementations that
+ * check in place as they read (MPCE_IMPL_CHECKS_NTT_IN_PLACE: the x86-64
+ * module's AVX-512 and IFMA kernels) then run unchecked, within 1 % of
+ * their op tables in the same measurement; the others (ntt-soft, the
+ * AArch64 module's) are still checked by the engine first, so there ZERO
+ * changes only what a refused call leaves.
  *
  * Either way the call fails with MPCE_ERR_ARG. Its message names the first
  * coefficient not below its modulus, except where a kernel refused the
@@ -82,6 +87,9 @@ MPCE_API mpce_status mpce_ntt_mul(mpce_ntt *ctx, const char *impl, const uint64_
 #define MPCE_NTT_REFUSAL_KEEP 0u
 #define MPCE_NTT_REFUSAL_ZERO 1u
 MPCE_API mpce_status mpce_ntt_set_refusal(mpce_ntt *ctx, unsigned mode);
+/* The context's mode (MPCE_NTT_REFUSAL_KEEP for NULL), for code that sets
+ * it for a while and puts it back. */
+MPCE_API unsigned mpce_ntt_refusal(const mpce_ntt *ctx);
 
 /* Buffer forms: each buffer holds batch*L*N words; in and out may be the
  * same buffer. */

@@ -41,8 +41,9 @@
  * Validation at load. A module or implementation is refused, with a one-line
  * reason naming the field, when a required op is NULL, when flags carry
  * anything but exactly one of MPCE_IMPL_CONSTANT_TIME / MPCE_IMPL_VARIABLE_TIME
- * (plus MPCE_IMPL_ASYNC, and MPCE_IMPL_CHECKS_NTT_INPUT on an NTT
- * implementation of a 2.4 module), when impl_class is unknown, or when the memory kinds
+ * (plus MPCE_IMPL_ASYNC, MPCE_IMPL_CHECKS_NTT_INPUT on an NTT implementation
+ * of a 2.4 or later module, and MPCE_IMPL_CHECKS_NTT_IN_PLACE with it from
+ * 2.5), when impl_class is unknown, or when the memory kinds
  * do not include host memory. A priority outside its class's range is clamped
  * to the range, and the listing says so.
  *
@@ -81,7 +82,7 @@ extern "C" {
  * 2.2: knobs (struct mpce_knob, mpce_impl.knobs, mpce_call.knobs);
  * 2.3: dpf.eval_batch over struct mpce_dpf_batch_v1;
  * 2.4: MPCE_IMPL_CHECKS_NTT_INPUT and MPCE_OP_NONCANONICAL;
- * 2.5: MPCE_IMPL_CHECKS_NTT_INPUT covers calls in place as well. */
+ * 2.5: MPCE_IMPL_CHECKS_NTT_IN_PLACE. */
 #define MPCE_PLUGIN_ABI_MINOR 5u
 #define MPCE_PLUGIN_ENTRY_SYMBOL "mpce_plugin_entry_v2"
 
@@ -107,17 +108,24 @@ extern "C" {
  * (without set_error) when a coefficient of an input row is not below that
  * row's modulus; they may have written any part of out by then, and must
  * still read and write only within the call's arrays. The engine zeroes out
- * and reports the first such coefficient itself. Since 2.5, a module's
- * flag also covers calls in place (out equal to an input) on a context
- * whose application chose MPCE_NTT_REFUSAL_ZERO (ntt.h): such an op must
- * check each input word as it reads it, before anything overwrites it, and
- * may then leave out in any state (the engine zeroes it). Calls in place
- * otherwise, on buffers and on devices are still checked by the engine
- * first, so an op never has to undo its writes. The self-test refuses the
- * flag to an implementation that transforms a non-canonical input, out of
- * place and (2.5) in place.
+ * and reports the first such coefficient itself. Calls in place, on
+ * buffers and on devices are still checked by the engine first, so an op
+ * never has to undo its writes, except as MPCE_IMPL_CHECKS_NTT_IN_PLACE
+ * says. The self-test refuses the flag to an implementation that
+ * transforms a non-canonical input.
+ *
+ * Since 2.5. MPCE_IMPL_CHECKS_NTT_IN_PLACE, carried with
+ * MPCE_IMPL_CHECKS_NTT_INPUT: the same holds for calls in place (out equal
+ * to an input) on a context whose application chose MPCE_NTT_REFUSAL_ZERO
+ * (ntt.h). Such an op must check each input word as it reads it, before
+ * anything overwrites it, and may leave out in any state when it returns
+ * MPCE_OP_NONCANONICAL (the engine zeroes it). Its own bit, so that a
+ * plugin rebuilt against a newer header keeps the meaning it was written
+ * for. The self-test refuses it to an implementation that transforms a
+ * non-canonical input in place.
  */
 #define MPCE_IMPL_CHECKS_NTT_INPUT 0x200u
+#define MPCE_IMPL_CHECKS_NTT_IN_PLACE 0x400u
 #define MPCE_OP_NONCANONICAL 0x10001
 
 /* Engine-owned; only ever passed back to host->complete. */

@@ -57,9 +57,11 @@ static int probe_ifma(void *module_state, char *why, size_t len)
                               NULL);
 }
 
-/* Every NTT kernel of this module checks its input as it reads it
- * (ntt_kernels.h, ntt.c's scalar rows). */
-#define NTT_CHECKS(prim) ((prim) == MPCE_PRIM_NTT ? MPCE_IMPL_CHECKS_NTT_INPUT : 0u)
+/* Every NTT kernel of this module checks its input as it reads it, each
+ * word before anything overwrites it, so in place too (ntt_kernels.h,
+ * ntt.c's scalar rows). */
+#define NTT_CHECKS(prim)                                                                   \
+    ((prim) == MPCE_PRIM_NTT ? MPCE_IMPL_CHECKS_NTT_INPUT | MPCE_IMPL_CHECKS_NTT_IN_PLACE : 0u)
 
 #define IMPL(var, prim, nm, prio, table, pr, sv, nk, kl)                                   \
     MPCE_CPU_IMPL(var, prim, nm, MPCE_CLASS_SIMD, prio,                                    \

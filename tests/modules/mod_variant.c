@@ -47,10 +47,13 @@
  *   NTTLIAR      ntt-test-nttliar claims it but never checks: it must fail
  *                its self-test, or the engine would transform bad inputs
  *   NTT24        ntt-test-ntt24, built for ABI 2.4, claims it and checks out
- *                of place only, as 2.4 asked: it passes, and in place the
+ *                of place only, as the flag asks: it passes, and in place the
  *                engine still checks first, under either refusal mode
- *   NTTPLACELIAR ntt-test-nttplaceliar, built for 2.5, claims it and checks
- *                out of place only: 2.5's flag covers in place, so it fails
+ *   NTTPLACELIAR ntt-test-nttplaceliar claims MPCE_IMPL_CHECKS_NTT_IN_PLACE
+ *                too, but checks out of place only: it fails its self-test
+ *   NTTPLACEOLD  ntt-test-nttplaceold, built for 2.4, claims both: refused
+ *   NTTPLACEALONE ntt-test-nttplacealone claims IN_PLACE without INPUT:
+ *                refused
  *   KNOBOPS      a knob naming lpn.fold, an op of another primitive
  */
 #include "config.h"
@@ -126,6 +129,10 @@
 #define V ntt24
 #elif defined(VARIANT_NTTPLACELIAR)
 #define V nttplaceliar
+#elif defined(VARIANT_NTTPLACEOLD)
+#define V nttplaceold
+#elif defined(VARIANT_NTTPLACEALONE)
+#define V nttplacealone
 #elif defined(VARIANT_KNOBOPS)
 #define V knobops
 #else
@@ -135,7 +142,7 @@
 /* ---- the implementation's ops ---------------------------------------------- */
 
 #if defined(VARIANT_NTTOLDFLAG) || defined(VARIANT_NTTLIAR) || defined(VARIANT_NTT24) || \
-    defined(VARIANT_NTTPLACELIAR)
+    defined(VARIANT_NTTPLACELIAR) || defined(VARIANT_NTTPLACEOLD) || defined(VARIANT_NTTPLACEALONE)
 #define VARIANT_NTT 1
 #include <string.h>
 
@@ -412,6 +419,10 @@ static const struct mpce_impl impl = {
     .flags = MPCE_IMPL_CONSTANT_TIME | MPCE_IMPL_VARIABLE_TIME,
 #elif defined(VARIANT_UNKNOWNFLAG)
     .flags = MPCE_IMPL_CONSTANT_TIME | 0x80000000u,
+#elif defined(VARIANT_NTTPLACELIAR) || defined(VARIANT_NTTPLACEOLD)
+    .flags = MPCE_IMPL_CONSTANT_TIME | MPCE_IMPL_CHECKS_NTT_INPUT | MPCE_IMPL_CHECKS_NTT_IN_PLACE,
+#elif defined(VARIANT_NTTPLACEALONE)
+    .flags = MPCE_IMPL_CONSTANT_TIME | MPCE_IMPL_CHECKS_NTT_IN_PLACE,
 #elif defined(VARIANT_CHECKSPRG) || defined(VARIANT_NTT)
     .flags = MPCE_IMPL_CONSTANT_TIME | MPCE_IMPL_CHECKS_NTT_INPUT,
 #else
@@ -465,7 +476,7 @@ static const struct mpce_plugin plugin = {
     .abi_minor = 0,
 #elif defined(VARIANT_NTTOLDFLAG)
     .abi_minor = 3,
-#elif defined(VARIANT_NTT24)
+#elif defined(VARIANT_NTT24) || defined(VARIANT_NTTPLACEOLD)
     .abi_minor = 4,
 #else
     .abi_minor = MPCE_PLUGIN_ABI_MINOR,
