@@ -443,12 +443,14 @@ static void test_ntt_check_flag(void)
 /* MPCE_IMPL_CHECKS_NTT_IN_PLACE (2.5) lets calls in place under
  * MPCE_NTT_REFUSAL_ZERO go unchecked: refused from a 2.4 module or without
  * the input flag, it fails the self-test of a kernel that does not check in
- * place, and without it (ntt24 checks out of place only, as its flag asks)
- * the engine checks in-place calls first under either mode. */
+ * place, and without it (ntt24 and ntt25, the same source built for 2.4 and
+ * for this header, check out of place only, as their flag asks) the engine
+ * checks in-place calls first under either mode. */
 static void test_ntt_check_flag_in_place(void)
 {
     char *dir = make_dir();
     copy_module(dir, "ntt24");
+    copy_module(dir, "ntt25");
     copy_module(dir, "nttplaceliar");
     copy_module(dir, "nttplaceold");
     copy_module(dir, "nttplacealone");
@@ -462,24 +464,29 @@ static void test_ntt_check_flag_in_place(void)
     expect_row(e, "nttplacealone", "ntt-test-nttplacealone", "skipped",
                "extends MPCE_IMPL_CHECKS_NTT_INPUT and needs it too");
     expect_row(e, "ntt24", "ntt-test-ntt24", "pass", NULL);
+    expect_row(e, "ntt25", "ntt-test-ntt25", "pass", NULL);
     const uint64_t q = UINT64_C(0x1fffffffffe00001);
     uint64_t a[16], b[16];
     for (unsigned i = 0; i < 16; i++)
         b[i] = i + 1;
     mpce_ntt *ctx = NULL;
     CU_ASSERT_FATAL(mpce_ntt_new(e, 16, &q, 1, &ctx) == MPCE_OK);
-    for (unsigned mode = MPCE_NTT_REFUSAL_KEEP; mode <= MPCE_NTT_REFUSAL_ZERO; mode++) {
-        CU_ASSERT_FATAL(mpce_ntt_set_refusal(ctx, mode) == MPCE_OK);
-        for (unsigned op = 0; op < 3; op++) {
-            for (unsigned i = 0; i < 16; i++)
-                a[i] = i == 5 ? q : 7 * i;
-            mpce_status st = op == 0   ? mpce_ntt_forward(ctx, "ntt-test-ntt24", a, a, 1)
-                             : op == 1 ? mpce_ntt_inverse(ctx, "ntt-test-ntt24", a, a, 1)
-                                       : mpce_ntt_mul(ctx, "ntt-test-ntt24", a, b, a, 1);
-            /* Named: the engine's own check ran before the op. */
-            TU_ASSERT_ERROR(st, MPCE_ERR_ARG, op == 2 ? "a[5] = " : "in[5] = ");
-            for (unsigned i = 0; i < 16; i++)
-                CU_ASSERT_EQUAL(a[i], mode == MPCE_NTT_REFUSAL_ZERO ? 0 : i == 5 ? q : 7 * i);
+    static const char *const impls[] = {"ntt-test-ntt24", "ntt-test-ntt25"};
+    for (unsigned k = 0; k < 2; k++) {
+        for (unsigned mode = MPCE_NTT_REFUSAL_KEEP; mode <= MPCE_NTT_REFUSAL_ZERO; mode++) {
+            CU_ASSERT_FATAL(mpce_ntt_set_refusal(ctx, mode) == MPCE_OK);
+            for (unsigned op = 0; op < 3; op++) {
+                for (unsigned i = 0; i < 16; i++)
+                    a[i] = i == 5 ? q : 7 * i;
+                mpce_status st = op == 0   ? mpce_ntt_forward(ctx, impls[k], a, a, 1)
+                                 : op == 1 ? mpce_ntt_inverse(ctx, impls[k], a, a, 1)
+                                           : mpce_ntt_mul(ctx, impls[k], a, b, a, 1);
+                /* Named: the engine's own check ran before the op. */
+                TU_ASSERT_ERROR(st, MPCE_ERR_ARG, op == 2 ? "a[5] = " : "in[5] = ");
+                for (unsigned i = 0; i < 16; i++)
+                    CU_ASSERT_EQUAL(a[i],
+                                    mode == MPCE_NTT_REFUSAL_ZERO ? 0 : i == 5 ? q : 7 * i);
+            }
         }
     }
     mpce_ntt_free(ctx);

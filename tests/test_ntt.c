@@ -1016,11 +1016,13 @@ static int impl_checks_in_place(const char *impl)
 }
 
 /*
- * In place under MPCE_NTT_REFUSAL_ZERO the checking kernels get their
- * inputs unchecked too (plugin ABI 2.5): every first pass must see a bad
- * word before it overwrites it, and the array must come back zeroed. The
- * message names the word where the engine checked, and says it cannot
- * where a kernel refused. Under KEEP, the array is untouched and named.
+ * In place under MPCE_NTT_REFUSAL_ZERO the kernels flagged
+ * MPCE_IMPL_CHECKS_NTT_IN_PLACE get their inputs unchecked too: every first
+ * pass must see a bad word before it overwrites it, and the array must come
+ * back zeroed. The message names the word where the engine checked, or
+ * where it lies in mul's operand that out is not (left intact), and says
+ * it cannot where a kernel refused the array it overwrote. Under KEEP, the
+ * array is untouched and named.
  */
 static void refusal_case_in_place(mpce_ntt *ctx, const char *impl, size_t n, const uint64_t *q,
                                   size_t words, uint64_t *in, uint64_t *b, uint64_t *buf)
@@ -1058,9 +1060,14 @@ static void refusal_case_in_place(mpce_ntt *ctx, const char *impl, size_t n, con
                         snprintf(want, sizeof(want), "%s[%zu] = %llu",
                                  op == 2 || op == 5 ? "a" : op >= 3 ? "b" : "in", idx,
                                  (unsigned long long)vals[p]);
-                    int left_ok;
+                    int left_ok = 1;
+                    if (op >= 4) {
+                        /* The operand out is not: never written. */
+                        other[idx] = b[idx];
+                        left_ok = memcmp(other, b, words * 8) == 0;
+                    }
                     if (mode == MPCE_NTT_REFUSAL_ZERO) {
-                        left_ok = all_zero(buf, words);
+                        left_ok = left_ok && all_zero(buf, words);
                     } else if (op >= 4) {
                         left_ok = memcmp(buf, in, words * 8) == 0;
                     } else {
@@ -1176,6 +1183,15 @@ static void test_kernel_checks_every_path(void)
         TU_ASSERT_ERROR(mpce_ntt_forward(ctx, names[k], out, out, polys), MPCE_ERR_ARG,
                         impl_checks_in_place(names[k]) ? "cannot be named" : want);
         CU_ASSERT(all_zero(out, words));
+        /* mul in place on a good a, the bad words in b, over both threads:
+         * b is named (it is intact) and out zeroed. */
+        uint64_t *good = alloc_words(words);
+        fill_random(good, n, q61_50, l, polys, &seed);
+        memcpy(out, good, words * 8);
+        snprintf(want, sizeof(want), "b[%zu] = %llu", early, (unsigned long long)Q50);
+        TU_ASSERT_ERROR(mpce_ntt_mul(ctx, names[k], out, in, out, polys), MPCE_ERR_ARG, want);
+        CU_ASSERT(all_zero(out, words));
+        free(good);
         CU_ASSERT(mpce_ntt_set_refusal(ctx, MPCE_NTT_REFUSAL_KEEP) == MPCE_OK);
     }
     free(in);

@@ -278,12 +278,14 @@ static void check_impl(mpce_engine *e, const struct mpce_module *m, const struct
     /* The in-place promise extends the check's; alone, or from a module
      * older than 2.5 (whose bit 0x400 meant nothing), it cannot be kept. */
     if ((im->flags & MPCE_IMPL_CHECKS_NTT_IN_PLACE) &&
-        (m->minor < 5 || !(im->flags & MPCE_IMPL_CHECKS_NTT_INPUT))) {
+        (im->primitive != MPCE_PRIM_NTT || m->minor < 5 ||
+         !(im->flags & MPCE_IMPL_CHECKS_NTT_INPUT))) {
         snprintf(why, len, "flags 0x%x carry MPCE_IMPL_CHECKS_NTT_IN_PLACE, which %s",
                  (unsigned)im->flags,
-                 m->minor < 5 ? "needs a module of ABI 2.5 or later: rebuild it against "
-                                "mpcengine/plugin.h"
-                              : "extends MPCE_IMPL_CHECKS_NTT_INPUT and needs it too");
+                 im->primitive != MPCE_PRIM_NTT ? "only an NTT implementation may carry"
+                 : m->minor < 5 ? "needs a module of ABI 2.5 or later: rebuild it against "
+                                  "mpcengine/plugin.h"
+                                : "extends MPCE_IMPL_CHECKS_NTT_INPUT and needs it too");
         return;
     }
     if (timing != MPCE_IMPL_CONSTANT_TIME && timing != MPCE_IMPL_VARIABLE_TIME) {

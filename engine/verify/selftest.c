@@ -397,15 +397,26 @@ static int ntt_refuses_in_place(struct run *r, enum mpce_op_id id, const uint64_
 {
     if (!(r->slot->flags & MPCE_IMPL_CHECKS_NTT_IN_PLACE) || (r->slot->flags & MPCE_IMPL_ASYNC))
         return 0;
-    uint64_t *buf = zalloc(r, words * 8);
-    if (!buf)
+    uint64_t *buf = zalloc(r, words * 8), *buf_b = b ? zalloc(r, words * 8) : NULL;
+    if (!buf || (b && !buf_b))
         return oom(r, "out of memory");
     memcpy(buf, src, words * 8);
-    void *argv[] = {&r->state, &r->callp, &buf, &buf, &batch};
-    void *argv_mul[] = {&r->state, &r->callp, &buf, &b, &buf, &batch};
-    if (id == OP(ntt, mul))
-        return ntt_refuses(r, id, argv_mul, NARGS(argv_mul), &buf[at], bad, " in place");
-    return ntt_refuses(r, id, argv, NARGS(argv), &buf[at], bad, " in place");
+    if (id != OP(ntt, mul)) {
+        void *argv[] = {&r->state, &r->callp, &buf, &buf, &batch};
+        return ntt_refuses(r, id, argv, NARGS(argv), &buf[at], bad, " in place");
+    }
+    /* The engine trusts the flag for out == a and out == b alike, and with
+     * the bad word in the operand out is not. */
+    memcpy(buf_b, b, words * 8);
+    void *out_a[] = {&r->state, &r->callp, &buf, &buf_b, &buf, &batch};
+    void *out_b[] = {&r->state, &r->callp, &buf, &buf_b, &buf_b, &batch};
+    if (ntt_refuses(r, id, out_a, NARGS(out_a), &buf[at], bad, " in place (out = a)"))
+        return -1;
+    memcpy(buf, src, words * 8); /* each call from reduced inputs but the one word */
+    if (ntt_refuses(r, id, out_a, NARGS(out_a), &buf_b[at], bad, " of b in place (out = a)"))
+        return -1;
+    memcpy(buf, src, words * 8);
+    return ntt_refuses(r, id, out_b, NARGS(out_b), &buf_b[at], bad, " in place (out = b)");
 }
 
 static int ntt_record(struct run *r)

@@ -77,8 +77,10 @@ MPCE_API mpce_status mpce_ntt_mul(mpce_ntt *ctx, const char *impl, const uint64_
  *
  * Either way the call fails with MPCE_ERR_ARG. Its message names the first
  * coefficient not below its modulus, except where a kernel refused the
- * input in place under ZERO: the input is gone by then, and the message
- * says to rerun the call out of place or under KEEP to find it. A mode
+ * input in place under ZERO: it then names the first bad coefficient of
+ * mul's operand that out is not, if that has one; otherwise the input is
+ * gone, and the message says to rerun the call out of place or under KEEP
+ * to find it. A mode
  * other than these two fails with MPCE_ERR_ARG and changes nothing. The
  * *_buf calls are not affected: they check host buffers before anything
  * runs. A call reads the mode once, as it starts; setting it while other

@@ -464,7 +464,7 @@ struct mpce_impl {
     uint32_t impl_class;     /* MPCE_CLASS_* */
     int priority;            /* within the class's range; higher wins */
     uint32_t flags;          /* one of MPCE_IMPL_CONSTANT_TIME/VARIABLE_TIME, [ASYNC],
-                              * [CHECKS_NTT_INPUT] */
+                              * [CHECKS_NTT_INPUT [| CHECKS_NTT_IN_PLACE]] */
     uint32_t memory;         /* MPCE_MEM_HOST [| MPCE_MEM_DEVICE] */
     const struct mpce_device *device; /* MPCE_MEM_DEVICE: one of the module's devices */
     const void *ops;         /* struct mpce_<primitive>_ops */

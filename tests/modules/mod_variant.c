@@ -49,6 +49,9 @@
  *   NTT24        ntt-test-ntt24, built for ABI 2.4, claims it and checks out
  *                of place only, as the flag asks: it passes, and in place the
  *                engine still checks first, under either refusal mode
+ *   NTT25        ntt-test-ntt25: NTT24 built for this header's minor, as a
+ *                2.4 plugin rebuilt against 2.5 is: the same promise, the
+ *                same outcome
  *   NTTPLACELIAR ntt-test-nttplaceliar claims MPCE_IMPL_CHECKS_NTT_IN_PLACE
  *                too, but checks out of place only: it fails its self-test
  *   NTTPLACEOLD  ntt-test-nttplaceold, built for 2.4, claims both: refused
@@ -127,6 +130,8 @@
 #define V nttliar
 #elif defined(VARIANT_NTT24)
 #define V ntt24
+#elif defined(VARIANT_NTT25)
+#define V ntt25
 #elif defined(VARIANT_NTTPLACELIAR)
 #define V nttplaceliar
 #elif defined(VARIANT_NTTPLACEOLD)
@@ -142,7 +147,8 @@
 /* ---- the implementation's ops ---------------------------------------------- */
 
 #if defined(VARIANT_NTTOLDFLAG) || defined(VARIANT_NTTLIAR) || defined(VARIANT_NTT24) || \
-    defined(VARIANT_NTTPLACELIAR) || defined(VARIANT_NTTPLACEOLD) || defined(VARIANT_NTTPLACEALONE)
+    defined(VARIANT_NTT25) || defined(VARIANT_NTTPLACELIAR) || defined(VARIANT_NTTPLACEOLD) || \
+    defined(VARIANT_NTTPLACEALONE)
 #define VARIANT_NTT 1
 #include <string.h>
 
@@ -165,7 +171,7 @@ static void ntt_free(void *state)
 static int unreduced(const struct mpce_harvey_state *s, const uint64_t *in, const uint64_t *out,
                      size_t batch)
 {
-#if defined(VARIANT_NTT24) || defined(VARIANT_NTTPLACELIAR)
+#if defined(VARIANT_NTT24) || defined(VARIANT_NTT25) || defined(VARIANT_NTTPLACELIAR)
     if (in != out)
         for (size_t i = 0; i < batch * s->l * s->n; i++)
             if (in[i] >= s->row[(i / s->n) % s->l]->q)
