@@ -9,6 +9,7 @@
 #include "config.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -519,6 +520,84 @@ static void test_concurrent_callers(void)
     engines_free(e);
 }
 
+/* Application threads calling in place on one context while another
+ * thread flips its refusal mode (ntt.h: each call reads it once). Good
+ * inputs give the same transform under either mode; a bad word is refused
+ * under either, leaving its array as that call's mode says. */
+struct flip {
+    mpce_ntt *ctx;
+    const uint64_t *in, *want;
+    size_t words, batch;
+    int done, failures;
+};
+
+static void *flip_caller(void *arg)
+{
+    struct flip *f = arg;
+    uint64_t *v = malloc(f->words * 8);
+    if (!v) {
+        __atomic_add_fetch(&f->failures, 1, __ATOMIC_RELAXED);
+        __atomic_add_fetch(&f->done, 1, __ATOMIC_RELEASE);
+        return NULL;
+    }
+    for (int r = 0; r < 50; r++) {
+        memcpy(v, f->in, f->words * 8);
+        if (mpce_ntt_forward(f->ctx, NULL, v, v, f->batch) != MPCE_OK ||
+            memcmp(v, f->want, f->words * 8) != 0)
+            __atomic_add_fetch(&f->failures, 1, __ATOMIC_RELAXED);
+        memcpy(v, f->in, f->words * 8);
+        v[f->words / 2] = UINT64_MAX;
+        if (mpce_ntt_forward(f->ctx, NULL, v, v, f->batch) != MPCE_ERR_ARG)
+            __atomic_add_fetch(&f->failures, 1, __ATOMIC_RELAXED);
+        /* Untouched (KEEP) or zeroed (ZERO): nothing in between. */
+        v[f->words / 2] = f->in[f->words / 2];
+        int zeroed = 1;
+        for (size_t i = 0; i < f->words && zeroed; i++)
+            zeroed = i == f->words / 2 || v[i] == 0;
+        if (!zeroed && memcmp(v, f->in, f->words * 8) != 0)
+            __atomic_add_fetch(&f->failures, 1, __ATOMIC_RELAXED);
+    }
+    free(v);
+    __atomic_add_fetch(&f->done, 1, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+static void test_refusal_mode_flipped(void)
+{
+    mpce_engine *e[NENG];
+    engines_new(e);
+    const uint64_t q[2] = {Q61, Q61B};
+    const size_t n = 1024, l = 2, batch = 4, words = n * l * batch;
+    uint64_t *in = ntt_input(40, n, l, batch, q), *want = malloc(words * 8);
+    CU_ASSERT_FATAL(want != NULL);
+    for (int i = 0; i < NENG; i++) {
+        mpce_ntt *ctx;
+        CU_ASSERT_FATAL(mpce_ntt_new(e[i], n, q, l, &ctx) == MPCE_OK);
+        CU_ASSERT_FATAL(mpce_ntt_forward(ctx, NULL, in, want, batch) == MPCE_OK);
+        struct flip f = {.ctx = ctx, .in = in, .want = want, .words = words, .batch = batch};
+        pthread_t th[APP_THREADS];
+        for (int t = 0; t < APP_THREADS; t++)
+            CU_ASSERT_FATAL(pthread_create(&th[t], NULL, flip_caller, &f) == 0);
+        /* Flipped for as long as any caller runs. */
+        unsigned long flips = 0;
+        while (__atomic_load_n(&f.done, __ATOMIC_ACQUIRE) < APP_THREADS) {
+            if (mpce_ntt_set_refusal(ctx, flips & 1u ? MPCE_NTT_REFUSAL_ZERO
+                                                      : MPCE_NTT_REFUSAL_KEEP) != MPCE_OK)
+                __atomic_add_fetch(&f.failures, 1, __ATOMIC_RELAXED);
+            flips++;
+            sched_yield();
+        }
+        CU_ASSERT(flips > 0);
+        for (int t = 0; t < APP_THREADS; t++)
+            pthread_join(th[t], NULL);
+        CU_ASSERT_EQUAL(__atomic_load_n(&f.failures, __ATOMIC_RELAXED), 0);
+        mpce_ntt_free(ctx);
+    }
+    free(in);
+    free(want);
+    engines_free(e);
+}
+
 /* ---- the pool itself ------------------------------------------------------ */
 
 struct fail_job {
@@ -644,6 +723,7 @@ int main(void)
         {"split: prg ecb/mmo/ctr, threads 1/2/3", test_prg},
         {"split: ntt forward/inverse/mul, threads 1/2/3", test_ntt},
         {"split: ntt input check errors", test_ntt_check_errors},
+        {"ntt refusal mode flipped while threads call in place", test_refusal_mode_flipped},
         {"split: lpn fold, threads 1/2/3", test_lpn},
         {"split: dpf eval/eval_keys, threads 1/2/3", test_dpf_eval},
         {"split: dpf evalall, threads 1/2/3", test_dpf_evalall},
