@@ -1005,14 +1005,8 @@ static void refusal_shapes(refusal_fn case_fn, uint64_t seed0)
 /* Whether impl carries MPCE_IMPL_CHECKS_NTT_IN_PLACE (and is not async). */
 static int impl_checks_in_place(const char *impl)
 {
-    const mpce_impl_info *rows;
-    size_t count;
-    CU_ASSERT_FATAL(mpce_list(tu_engine(0), 0, &rows, &count) == MPCE_OK);
-    for (size_t i = 0; i < count; i++)
-        if (strcmp(rows[i].impl, impl) == 0)
-            return (rows[i].flags & MPCE_IMPL_CHECKS_NTT_IN_PLACE) &&
-                   !(rows[i].flags & MPCE_IMPL_ASYNC);
-    return 0;
+    const unsigned flags = tu_impl_flags(tu_engine(0), impl);
+    return (flags & MPCE_IMPL_CHECKS_NTT_IN_PLACE) && !(flags & MPCE_IMPL_ASYNC);
 }
 
 /*

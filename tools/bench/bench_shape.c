@@ -163,24 +163,25 @@ static mpce_status parse_value(const char *op, const struct key *k, const char *
                               "(0x3ffffffd20001, IFMA's range)", op, v);
         return MPCE_OK;
     }
-    if (strcmp(k->name, "op") == 0) {
-        static const char *const names[] = {"forward", "inverse", "mul"};
-        for (uint64_t i = 0; i < 3; i++)
-            if (strcmp(v, names[i]) == 0) {
+    /* Named values: op= (MPCE_BENCH_NTT_*) and inplace= (MPCE_BENCH_INPLACE_*,
+     * the context's refusal mode, ntt.h), stored as their index. */
+    static const char *const ops_named[] = {"forward", "inverse", "mul", NULL};
+    static const char *const inplace_named[] = {"", "keep", "zero", NULL};
+    _Static_assert(MPCE_BENCH_NTT_MUL == 2 && MPCE_BENCH_INPLACE_KEEP == 1 &&
+                       MPCE_BENCH_INPLACE_ZERO == 2,
+                   "the names' order is the enums'");
+    const int is_op = strcmp(k->name, "op") == 0;
+    if (is_op || strcmp(k->name, "inplace") == 0) {
+        const char *const *names = is_op ? ops_named : inplace_named;
+        for (uint64_t i = 0; names[i]; i++)
+            if (names[i][0] && strcmp(v, names[i]) == 0) {
                 *dst = i;
                 return MPCE_OK;
             }
-        return mpce_error(MPCE_ERR_ARG, "%s shape: op=%.40s: expected forward, inverse or mul",
-                          op, v);
-    }
-    if (strcmp(k->name, "inplace") == 0) {
-        /* MPCE_BENCH_INPLACE_*: the context's refusal mode (ntt.h). */
-        if (strcmp(v, "keep") == 0 || strcmp(v, "zero") == 0) {
-            *dst = v[0] == 'k' ? MPCE_BENCH_INPLACE_KEEP : MPCE_BENCH_INPLACE_ZERO;
-            return MPCE_OK;
-        }
-        return mpce_error(MPCE_ERR_ARG, "%s shape: inplace=%.40s: expected keep or zero (what "
-                          "a refused call leaves, mpce_ntt_set_refusal)", op, v);
+        return mpce_error(MPCE_ERR_ARG, "%s shape: %s=%.40s: expected %s", op, k->name, v,
+                          is_op ? "forward, inverse or mul"
+                                : "keep or zero (what a refused call leaves, "
+                                  "mpce_ntt_set_refusal)");
     }
     char *end;
     errno = 0;
